@@ -1,0 +1,21 @@
+# The two set-up commands of the README. Both create .venv and install on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint
+
+run: $(STAMP)
+	$(BIN)/whiteboard
+
+test: $(STAMP)
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
+	$(BIN)/ruff check .
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+
+$(STAMP): pyproject.toml packaging/bootstrap.sh
+	bash packaging/bootstrap.sh "$(PYTHON)" "$(VENV)"
+	touch $(STAMP)
