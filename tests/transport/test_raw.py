@@ -1,0 +1,179 @@
+"""The raw transport: its wire format and its core, driven directly (no network)."""
+
+from __future__ import annotations
+
+import contextlib
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from whiteboard.transport.events import Delivered, EventQueue, MemberChanged, Ready
+from whiteboard.transport.interface import COUNTER_NAMES, MemberState, TransportCore
+from whiteboard.transport.raw import RawDecodeError, RawPacket, RawType, make_core
+from whiteboard.transport.raw.wire import MAX_DATAGRAM, decode
+
+ADDR = ("127.0.0.1", 4000)
+
+
+@given(st.binary(max_size=2 * MAX_DATAGRAM))
+@settings(max_examples=3000, deadline=None)
+def test_decoding_arbitrary_bytes_raises_only_the_documented_error(data: bytes) -> None:
+    with contextlib.suppress(RawDecodeError):
+        decode(data)
+
+
+@given(
+    st.sampled_from(list(RawType)),
+    st.integers(1, 2**32 - 1),
+    st.integers(1, 2**32 - 1),
+    st.integers(0, 2**64 - 1),
+    st.binary(max_size=MAX_DATAGRAM - 18),
+)
+def test_encode_decode_round_trip(
+    kind: RawType, origin: int, seq: int, ts: int, payload: bytes
+) -> None:
+    packet = RawPacket(kind, origin, seq, ts, payload if kind is RawType.DATA else b"")
+    assert decode(packet.encode()) == packet
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"\x01\x01", "shorter than the header"),
+        (RawPacket(RawType.DATA, 5, 1, 0, b"x").encode()[:1] + b"\x09" + b"\0" * 16, "type 9"),
+        (b"\x02" + RawPacket(RawType.DATA, 5, 1, 0).encode()[1:], "version 2"),
+        (RawPacket(RawType.DATA, 0, 1, 0).encode(), "origin 0"),
+        (RawPacket(RawType.HELLO, 5, 0, 0).encode() + b"junk", "unexpected bytes"),
+    ],
+)
+def test_malformed_packets_are_explained(data: bytes, message: str) -> None:
+    with pytest.raises(RawDecodeError, match=message):
+        decode(data)
+
+
+def new_core(member: int = 1, **params: float) -> tuple[TransportCore, EventQueue]:
+    clock = {"now": 0.0}
+    queue = EventQueue(clock=lambda: clock["now"])
+    return make_core(member, queue, random.Random(1), dict(params)), queue
+
+
+def data_from(origin: int, seq: int, payload: bytes = b"p", ts: int = 0) -> bytes:
+    return RawPacket(RawType.DATA, origin, seq, ts, payload).encode()
+
+
+def test_core_conforms_to_the_interface_and_reports_every_counter() -> None:
+    core, _ = new_core()
+    assert isinstance(core, TransportCore)
+    assert set(COUNTER_NAMES) <= set(core.counters())
+
+
+def test_send_delivers_to_self_at_once_and_multicasts_once() -> None:
+    core, queue = new_core(member=7)
+    core.start(1.0)
+    core.datagrams_to_send(1.0)
+    core.send(b"stroke", 2.0)
+    out = core.datagrams_to_send(2.0)
+    assert len(out) == 1 and out[0][1] is None
+    assert decode(out[0][0]) == RawPacket(RawType.DATA, 7, 1, 2_000_000, b"stroke")
+    events = list(queue.drain())
+    assert isinstance(events[1], Ready)
+    delivered = [e for e in events if isinstance(e, Delivered)]
+    assert [(d.origin, d.order_key, d.payload) for d in delivered] == [
+        (7, (2_000_000, 7, 1), b"stroke")
+    ]
+
+
+def test_own_looped_back_datagram_is_not_delivered_twice() -> None:
+    core, queue = new_core(member=7)
+    core.start(0.0)
+    core.send(b"x", 0.0)
+    for data, _ in core.datagrams_to_send(0.0):
+        core.receive_datagram(data, ADDR, 0.0)
+    assert sum(isinstance(e, Delivered) for e in queue.drain()) == 1
+
+
+def test_duplicates_are_dropped_and_counted() -> None:
+    core, queue = new_core()
+    core.start(0.0)
+    for _ in range(3):
+        core.receive_datagram(data_from(9, 1), ADDR, 0.1)
+    assert sum(isinstance(e, Delivered) for e in queue.drain()) == 1
+    assert core.counters()["duplicates_dropped"] == 2
+
+
+def test_reordered_datagram_is_delivered_late_with_its_key() -> None:
+    core, queue = new_core()
+    core.start(0.0)
+    list(queue.drain())
+    core.receive_datagram(data_from(9, 2, ts=2_000), ADDR, 0.1)
+    core.receive_datagram(data_from(9, 1, ts=1_000), ADDR, 0.1)
+    delivered = [e for e in queue.drain() if isinstance(e, Delivered)]
+    assert [(d.order_key, d.late) for d in delivered] == [
+        ((2_000, 9, 2), False),
+        ((1_000, 9, 1), True),
+    ]
+    assert core.counters()["late_delivered"] == 1
+
+
+def test_malformed_datagrams_are_counted_never_raised() -> None:
+    core, _queue = new_core()
+    core.start(0.0)
+    for junk in (b"", b"\xff" * 40, b"\x01\x01" + b"\0" * 16):
+        core.receive_datagram(junk, ADDR, 0.0)
+    assert core.counters()["malformed_dropped"] == 3
+
+
+def test_dedup_memory_stays_bounded_under_a_flood() -> None:
+    core, _ = new_core()
+    core.start(0.0)
+    for seq in range(1, 20_000):
+        core.receive_datagram(data_from(9, seq), ADDR, 0.0)
+    member = core._members[9]
+    assert len(member.seen) <= 2 * 1024
+    core.receive_datagram(data_from(9, 5), ADDR, 0.0)  # far behind the window
+    assert core.counters()["stale_dropped"] == 1
+
+
+def test_member_state_follows_silence_and_bye() -> None:
+    core, queue = new_core(suspect_after=2.0, forget_after=4.0)
+    core.start(0.0)
+    core.receive_datagram(RawPacket(RawType.HELLO, 9, 0, 0).encode(), ADDR, 0.0)
+    # A newcomer is greeted at once so that it learns of us without waiting.
+    assert [decode(d).type for d, _ in core.datagrams_to_send(0.0)] == [
+        RawType.HELLO,
+        RawType.HELLO,
+    ]
+    now = 0.0
+    while now < 5.0:
+        now = core.get_timer() or 5.0
+        core.handle_timer(now)
+    states = [e.state for e in queue.drain() if isinstance(e, MemberChanged) and e.member == 9]
+    assert states == [MemberState.ACTIVE, MemberState.SUSPECTED, MemberState.LEFT]
+    core.receive_datagram(RawPacket(RawType.HELLO, 8, 0, 0).encode(), ADDR, now)
+    core.receive_datagram(RawPacket(RawType.BYE, 8, 0, 0).encode(), ADDR, now)
+    states = [e.state for e in queue.drain() if isinstance(e, MemberChanged) and e.member == 8]
+    assert states == [MemberState.ACTIVE, MemberState.LEFT]
+
+
+def test_leave_says_bye_and_finishes() -> None:
+    core, _ = new_core()
+    core.start(0.0)
+    core.datagrams_to_send(0.0)
+    core.leave(1.0)
+    assert [decode(d).type for d, _ in core.datagrams_to_send(1.0)] == [RawType.BYE]
+    assert core.finished and core.get_timer() is None
+    with pytest.raises(RuntimeError):
+        core.send(b"x", 2.0)
+
+
+def test_oversized_payload_and_bad_parameters_are_refused_clearly() -> None:
+    core, _ = new_core()
+    core.start(0.0)
+    with pytest.raises(ValueError, match="exceeds"):
+        core.send(b"x" * (core.max_payload + 1), 0.0)
+    with pytest.raises(ValueError, match="unknown raw transport parameter"):
+        new_core(nonsense=1.0)
+    with pytest.raises(ValueError, match="hello_interval < suspect_after"):
+        new_core(suspect_after=0.5)

@@ -1,0 +1,3 @@
+from whiteboard.cli import main
+
+raise SystemExit(main())

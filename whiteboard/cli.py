@@ -1,0 +1,226 @@
+"""The ``whiteboard`` command: no subcommand opens the app; ``sim`` and ``peer`` are headless."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Sequence
+
+from whiteboard import __version__
+from whiteboard.transport.registry import TRANSPORT_MODULES, TransportUnavailable
+
+
+def _probability(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a probability between 0 and 1")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return int(text)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 0")
+    return int(text)
+
+
+def _non_negative(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if value < 0 or value != value:
+        raise argparse.ArgumentTypeError(f"{text} must be 0 or more")
+    return value
+
+
+def _param(text: str) -> tuple[str, object]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"{text!r} must be NAME=VALUE")
+    for kind in (int, float):
+        try:
+            return key, kind(value)
+        except ValueError:
+            pass
+    return key, value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="whiteboard",
+        description="A shared whiteboard over reliable IP multicast. "
+        "With no subcommand, opens the app.",
+    )
+    parser.add_argument("--version", action="version", version=f"whiteboard {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    transports = list(TRANSPORT_MODULES)
+
+    sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
+    sim.add_argument("--transport", required=True, choices=transports)
+    sim.add_argument("--peers", type=_positive_int, default=3)
+    sim.add_argument("--messages", type=_count, default=100, help="strokes in total")
+    sim.add_argument("--loss", type=_probability, default=0.0)
+    sim.add_argument("--dup", type=_probability, default=0.0)
+    sim.add_argument("--reorder", type=_probability, default=0.0)
+    sim.add_argument("--delay-ms", type=_non_negative, default=1.0)
+    sim.add_argument("--jitter-ms", type=_non_negative, default=0.0)
+    sim.add_argument("--rate", type=float, default=100.0, help="strokes/s over all peers")
+    sim.add_argument(
+        "--settle-s",
+        type=_non_negative,
+        default=120.0,
+        help="virtual seconds allowed after the last stroke",
+    )
+    sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument("--profile", choices=["lan", "seed"], default="lan")
+    sim.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a transport parameter (repeatable)",
+    )
+    sim.add_argument(
+        "--json", action="store_true", help="print one JSON line (the default prints it indented)"
+    )
+
+    peer = sub.add_parser("peer", help="a headless member drawing synthetic strokes")
+    peer.add_argument("--transport", required=True, choices=transports)
+    peer.add_argument("--group", required=True, metavar="ADDR:PORT")
+    peer.add_argument(
+        "--iface",
+        default=None,
+        metavar="IP",
+        help="IPv4 address of the interface (default: the system's choice)",
+    )
+    peer.add_argument("--ttl", type=int, default=1)
+    peer.add_argument("--name", required=True)
+    peer.add_argument("--send", type=_count, default=0, help="strokes to draw")
+    peer.add_argument("--rate", type=float, default=10.0, help="strokes per second")
+    peer.add_argument("--duration", type=float, default=60.0, help="cap on the run, seconds")
+    peer.add_argument("--until-delivered", type=_count, default=None, metavar="N")
+    peer.add_argument(
+        "--wait-members",
+        type=_count,
+        default=0,
+        metavar="K",
+        help="wait to see K other members before drawing",
+    )
+    peer.add_argument(
+        "--linger",
+        type=_non_negative,
+        default=1.0,
+        help="seconds to keep serving repairs after the goal",
+    )
+    peer.add_argument("--tx-loss", type=_probability, default=0.0)
+    peer.add_argument("--rx-loss", type=_probability, default=0.0)
+    peer.add_argument("--seed", type=int, default=None)
+    peer.add_argument("--profile", choices=["lan", "seed"], default="lan")
+    peer.add_argument(
+        "--role", choices=["master", "producer", "consumer"], default=None, help="MTP only"
+    )
+    peer.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE")
+    peer.add_argument("--json", action="store_true", help="print one JSON line")
+    return parser
+
+
+def _print(result: dict[str, object], one_line: bool) -> None:
+    print(
+        json.dumps(result, sort_keys=True)
+        if one_line
+        else json.dumps(result, indent=2, sort_keys=True)
+    )
+
+
+def _run_sim(args: argparse.Namespace) -> int:
+    from whiteboard.sim.network import Impairment
+    from whiteboard.sim.scenario import ScenarioConfig, run_scenario
+
+    config = ScenarioConfig(
+        transport=args.transport,
+        peers=args.peers,
+        messages=args.messages,
+        impairment=Impairment(
+            loss=args.loss,
+            dup=args.dup,
+            reorder=args.reorder,
+            delay_ms=args.delay_ms,
+            jitter_ms=args.jitter_ms,
+        ),
+        seed=args.seed,
+        rate=args.rate,
+        settle_s=args.settle_s,
+        params={"profile": args.profile, **dict(args.param)},
+    )
+    _print(run_scenario(config), args.json)
+    return 0
+
+
+def _run_peer(args: argparse.Namespace) -> int:
+    from whiteboard.net.runtime import NetConfig
+    from whiteboard.net.sockets import GroupAddress
+    from whiteboard.peer import PeerConfig, run_peer
+
+    if args.role is not None and args.transport != "mtp":
+        raise ValueError("--role is for the mtp transport only")
+    params: dict[str, object] = {"profile": args.profile, **dict(args.param)}
+    if args.role is not None:
+        params["role"] = args.role
+    config = PeerConfig(
+        transport=args.transport,
+        net=NetConfig(
+            group=GroupAddress.parse(args.group),
+            iface=args.iface,
+            ttl=args.ttl,
+            tx_loss=args.tx_loss,
+            rx_loss=args.rx_loss,
+            seed=args.seed,
+        ),
+        name=args.name,
+        send=args.send,
+        rate=args.rate,
+        duration=args.duration,
+        until_delivered=args.until_delivered,
+        wait_members=args.wait_members,
+        linger=args.linger,
+        params=params,
+    )
+    _print(run_peer(config), args.json)
+    return 0
+
+
+def _run_app(argv: Sequence[str]) -> int:
+    from whiteboard.app.main import run_app
+
+    return run_app(list(argv))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        if args.command == "sim":
+            return _run_sim(args)
+        if args.command == "peer":
+            return _run_peer(args)
+        return _run_app(argv)
+    except TransportUnavailable as exc:
+        print(f"whiteboard: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as exc:
+        print(f"whiteboard: {exc}", file=sys.stderr)
+        return 2

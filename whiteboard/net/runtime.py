@@ -1,0 +1,178 @@
+"""Drives one core over real UDP multicast: the :class:`~whiteboard.transport.driver.Carrier`
+for the network, with seeded tx/rx loss injection for tests and demos (the kernel here has no
+netem; NORM and Aeron inject loss in the same place)."""
+
+from __future__ import annotations
+
+import errno
+import logging
+import random
+import secrets
+import socket
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from whiteboard.net.reactor import Reactor, TimerHandle
+from whiteboard.net.sockets import (
+    GroupAddress,
+    check_interface,
+    open_group_socket,
+    open_unicast_socket,
+)
+from whiteboard.transport.driver import CoreDriver
+from whiteboard.transport.events import EventHandler, SnapshotProvider
+from whiteboard.transport.interface import Address
+from whiteboard.transport.registry import core_factory
+
+log = logging.getLogger(__name__)
+
+MAX_READS_PER_WAKEUP = 512  # drain the socket, but let the UI breathe between batches
+
+
+@dataclass(frozen=True, slots=True)
+class NetConfig:
+    group: GroupAddress
+    iface: str | None = None  # IPv4 address of the interface; None: the system's choice
+    ttl: int = 1
+    loopback: bool = True  # hear members on this host (and our own datagrams)
+    tx_loss: float = 0.0  # seeded probability of dropping an outgoing datagram
+    rx_loss: float = 0.0  # ... an incoming one
+    seed: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("tx_loss", "rx_loss"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise ValueError(f"{name} must be a probability in [0, 1), got {value}")
+
+
+@dataclass(slots=True)
+class CarrierStats:
+    tx_loss_injected: int = 0
+    rx_loss_injected: int = 0
+    send_errors: int = 0
+
+
+class MulticastCarrier:
+    def __init__(self, config: NetConfig, reactor: Reactor) -> None:
+        self.config = config
+        self.reactor = reactor
+        self.stats = CarrierStats()
+        self.driver: CoreDriver | None = None
+        self._rng = random.Random(config.seed)
+        iface = check_interface(config.iface)
+        self._group_socket = open_group_socket(config.group, iface)
+        try:
+            self._unicast_socket = open_unicast_socket(iface, config.ttl, config.loopback)
+        except OSError:
+            self._group_socket.close()
+            raise
+        self._timer: TimerHandle | None = None
+        self._closed = False
+        reactor.add_reader(self._group_socket, lambda: self._readable(self._group_socket))
+        reactor.add_reader(self._unicast_socket, lambda: self._readable(self._unicast_socket))
+
+    @property
+    def local_address(self) -> Address:
+        host, port = self._unicast_socket.getsockname()
+        return host, port
+
+    # -- Carrier -----------------------------------------------------------------------------
+
+    def now(self) -> float:
+        return self.reactor.time()
+
+    def transmit(self, data: bytes, dest: Address | None) -> None:
+        if self._closed:
+            return
+        if self.config.tx_loss and self._rng.random() < self.config.tx_loss:
+            self.stats.tx_loss_injected += 1
+            return
+        target = dest if dest is not None else (self.config.group.host, self.config.group.port)
+        try:
+            self._unicast_socket.sendto(data, target)
+        except OSError as exc:
+            # A full send buffer or an unreachable peer is a loss like any other: the protocol
+            # repairs it. Never let it kill the member.
+            self.stats.send_errors += 1
+            if exc.errno not in (errno.EAGAIN, errno.ENOBUFS, errno.ECONNREFUSED):
+                log.warning("sending to %s failed: %s", target, exc)
+
+    def set_timer(self, deadline: float | None) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if deadline is not None and not self._closed:
+            self._timer = self.reactor.call_at(deadline, self._fire)
+
+    def release(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.set_timer(None)
+        for sock in (self._group_socket, self._unicast_socket):
+            self.reactor.remove_reader(sock)
+            sock.close()
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _fire(self) -> None:
+        self._timer = None
+        if self.driver is not None and not self._closed:
+            self.driver.timer_fired()
+
+    def _readable(self, sock: socket.socket) -> None:
+        # Drain until the socket is empty (one datagram per wake-up loses most of a burst).
+        for _ in range(MAX_READS_PER_WAKEUP):
+            if self._closed:
+                return
+            try:
+                data, addr = sock.recvfrom(65536)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError as exc:
+                log.warning("receiving failed: %s", exc)
+                return
+            if self.config.rx_loss and self._rng.random() < self.config.rx_loss:
+                self.stats.rx_loss_injected += 1
+                continue
+            if self.driver is not None:
+                self.driver.datagram_received(data, (addr[0], addr[1]))
+
+
+def open_transport(
+    transport: str,
+    config: NetConfig,
+    reactor: Reactor,
+    handler: EventHandler,
+    snapshot_provider: SnapshotProvider | None = None,
+    params: Mapping[str, object] | None = None,
+    member_id: int | None = None,
+    on_finished: Callable[[], None] | None = None,
+) -> tuple[CoreDriver, MulticastCarrier]:
+    """Build a transport on real sockets; call ``open()`` on the result to join.
+
+    Raises ``TransportUnavailable``, ``ValueError`` (bad parameters) or ``OSError`` (the
+    network), each with a message a person can act on."""
+    factory = core_factory(transport)
+    rng = random.Random(config.seed) if config.seed is not None else random.Random()
+    if member_id is None:
+        member_id = secrets.randbelow(2**32 - 1) + 1
+    carrier = MulticastCarrier(config, reactor)
+    try:
+        driver = CoreDriver(
+            transport,
+            factory,
+            member_id,
+            rng,
+            params or {},
+            carrier,
+            handler,
+            snapshot_provider,
+            on_finished=on_finished,
+        )
+    except Exception:
+        carrier.release()
+        raise
+    carrier.driver = driver
+    return driver, carrier

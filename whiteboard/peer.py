@@ -1,0 +1,191 @@
+"""``whiteboard peer``: a headless member that draws synthetic strokes on real multicast and
+reports what it saw as one JSON object."""
+
+from __future__ import annotations
+
+import random
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from whiteboard.board import encode_op
+from whiteboard.board.synthetic import synthetic_stroke
+from whiteboard.net.reactor import SelectorReactor
+from whiteboard.net.runtime import NetConfig, open_transport
+from whiteboard.replica import Replica
+from whiteboard.transport.events import (
+    BoardStateReceived,
+    Delivered,
+    Event,
+    Failure,
+    MemberChanged,
+    Ready,
+)
+from whiteboard.transport.interface import MemberState
+
+
+@dataclass(frozen=True)
+class PeerConfig:
+    transport: str
+    net: NetConfig
+    name: str
+    send: int = 0
+    rate: float = 10.0  # strokes per second
+    duration: float = 60.0  # hard cap on the whole run, seconds
+    until_delivered: int | None = None
+    wait_members: int = 0  # other members to see before drawing
+    linger: float = 1.0  # after the goal: keep serving repairs this long before leaving
+    params: Mapping[str, object] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.send < 0:
+            raise ValueError("--send must not be negative")
+        if self.rate <= 0:
+            raise ValueError("--rate must be positive")
+        if self.duration <= 0:
+            raise ValueError("--duration must be positive")
+        if self.until_delivered is not None and self.until_delivered < 0:
+            raise ValueError("--until-delivered must not be negative")
+
+
+class HeadlessPeer:
+    def __init__(self, config: PeerConfig) -> None:
+        self.config = config
+        self.reactor = SelectorReactor()
+        self.replica = Replica()
+        self.failures: list[str] = []
+        self.members: dict[int, MemberState] = {}
+        self.sent = 0
+        self.started = self.reactor.time()
+        self.join_ms: float | None = None
+        self._drawing = False
+        self._leaving = False
+        self._finished = False
+        self._rng = random.Random(f"{config.name}:{config.net.seed}")
+        self.transport, self.carrier = open_transport(
+            config.transport,
+            config.net,
+            self.reactor,
+            self._on_event,
+            self.replica.snapshot,
+            config.params,
+            on_finished=self._done,
+        )
+
+    def run(self) -> dict[str, object]:
+        cfg = self.config
+        self.reactor.call_at(self.started + cfg.duration, self._leave)
+        previous = {s: signal.signal(s, lambda *_: self._leave()) for s in _STOP_SIGNALS}
+        try:
+            self.transport.open()
+            # The cap plus time to leave properly; the protocol's own leaving is bounded too.
+            self.reactor.run(stop=lambda: self._finished, timeout=cfg.duration + 15.0)
+        finally:
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            if not self._finished:
+                self.carrier.release()
+            self.reactor.close()
+        return self.report()
+
+    def report(self) -> dict[str, object]:
+        counters = self.transport.counters()
+        goal = self.config.until_delivered
+        return {
+            "name": self.config.name,
+            "transport": self.config.transport,
+            "member_id": self.transport.member_id,
+            "sent": self.sent,
+            "delivered_total": len(self.replica.board),
+            "delivered_by_origin": {
+                f"{origin:08x}": count
+                for origin, count in sorted(self.replica.stats.delivered_by_origin.items())
+            },
+            "reached_goal": goal is None or len(self.replica.board) >= goal,
+            "board_hash": self.replica.board.hash(),
+            "join_ms": self.join_ms,
+            "members_seen": len([m for m in self.members if m != self.transport.member_id]),
+            "nacks_sent": counters.get("nacks_sent", 0),
+            "retransmissions": counters.get("retransmissions", 0),
+            "malformed_dropped": counters.get("malformed_dropped", 0),
+            "duplicates_delivered": self.replica.stats.duplicates_delivered,
+            "rejected_ops": self.replica.stats.rejected,
+            "tx_loss_injected": self.carrier.stats.tx_loss_injected,
+            "rx_loss_injected": self.carrier.stats.rx_loss_injected,
+            "counters": counters,
+            "failures": self.failures,
+            "elapsed_s": round(self.reactor.time() - self.started, 3),
+        }
+
+    # -- events ------------------------------------------------------------------------------
+
+    def _on_event(self, event: Event) -> None:
+        if isinstance(event, Delivered):
+            self.replica.apply_delivered(event)
+            self._check_goal()
+        elif isinstance(event, Ready):
+            self.join_ms = round((self.reactor.time() - self.started) * 1000.0, 3)
+            self._maybe_start_drawing()
+            self._check_goal()
+        elif isinstance(event, MemberChanged):
+            self.members[event.member] = event.state
+            self._maybe_start_drawing()
+        elif isinstance(event, BoardStateReceived):
+            try:
+                self.replica.load_state(event.state)
+            except ValueError as exc:
+                self.failures.append(f"board state from a peer was unusable: {exc}")
+        elif isinstance(event, Failure):
+            self.failures.append(event.reason)
+
+    def _others_active(self) -> int:
+        return sum(
+            1
+            for member, state in self.members.items()
+            if member != self.transport.member_id and state is MemberState.ACTIVE
+        )
+
+    def _maybe_start_drawing(self) -> None:
+        if self._drawing or self.join_ms is None or self._leaving:
+            return
+        if self._others_active() < self.config.wait_members:
+            return
+        self._drawing = True
+        self._draw_next()
+
+    def _draw_next(self) -> None:
+        if self._leaving or self.sent >= self.config.send:
+            return
+        self.sent += 1
+        op = synthetic_stroke(self.transport.member_id, self.sent, self._rng)
+        self.transport.send(encode_op(op))
+        self.reactor.call_later(1.0 / self.config.rate, self._draw_next)
+
+    def _check_goal(self) -> None:
+        goal = self.config.until_delivered
+        if goal is None or self._leaving or self.sent < self.config.send:
+            return
+        if len(self.replica.board) >= goal:
+            # Others may still need repairs from us: keep serving a while, then leave.
+            self._leaving = True
+            self.reactor.call_later(self.config.linger, self._leave)
+
+    def _leave(self) -> None:
+        self._leaving = True
+        if not self._finished and not self.transport.finished:
+            self.transport.close()
+
+    def _done(self) -> None:
+        self._finished = True
+
+
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def run_peer(config: PeerConfig) -> dict[str, object]:
+    peer = HeadlessPeer(config)
+    started = time.perf_counter()
+    result = peer.run()
+    result["wall_s"] = round(time.perf_counter() - started, 3)
+    return result

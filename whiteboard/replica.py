@@ -1,0 +1,74 @@
+"""A replica: one member's board, fed by its transport's events.
+
+The same class serves the app, the headless peer and the simulator, so what the tests check
+(hashes, duplicates, order) is what users get.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from whiteboard.board import Board, Change, OpDecodeError, SnapshotError, decode_op
+from whiteboard.transport.events import Delivered
+
+
+@dataclass
+class ReplicaStats:
+    ops_applied: int = 0
+    duplicates_delivered: int = 0  # the transport delivered an op id twice
+    order_violations: int = 0  # an op from an origin came before an earlier one, not as late
+    late_inserts: int = 0
+    rejected: int = 0  # payloads that are not valid ops, or claim another author
+    delivered_by_origin: Counter[int] = field(default_factory=Counter)
+
+
+class Replica:
+    def __init__(self) -> None:
+        self.board = Board()
+        self.stats = ReplicaStats()
+        self._last_counter: dict[int, int] = {}
+        self.last_rejection = ""
+
+    def apply_delivered(self, event: Delivered) -> Change | None:
+        """Apply one delivered payload; return what changed, or None if it was refused."""
+        try:
+            op = decode_op(event.payload)
+        except OpDecodeError as exc:
+            self.stats.rejected += 1
+            self.last_rejection = str(exc)
+            return None
+        if op.id.author != event.origin:
+            self.stats.rejected += 1
+            self.last_rejection = (
+                f"op {op.id} claims author {op.id.author} but came from member {event.origin}"
+            )
+            return None
+        self.stats.delivered_by_origin[event.origin] += 1
+        last = self._last_counter.get(event.origin, -1)
+        if op.id.counter < last and not event.late:
+            self.stats.order_violations += 1
+        self._last_counter[event.origin] = max(last, op.id.counter)
+        change = self.board.apply(event.order_key, op)
+        if change.duplicate:
+            self.stats.duplicates_delivered += 1
+        else:
+            self.stats.ops_applied += 1
+            if change.late:
+                self.stats.late_inserts += 1
+        return change
+
+    def load_state(self, state: bytes) -> None:
+        """Adopt a board given by another member, keeping any op we already had that it lacks.
+
+        Raises :class:`SnapshotError` with a readable message for a bad snapshot."""
+        incoming = Board.from_snapshot(state)
+        for key, op in self.board.log():
+            incoming.apply(key, op)
+        self.board = incoming
+
+    def snapshot(self) -> bytes:
+        return self.board.snapshot()
+
+
+__all__ = ["Replica", "ReplicaStats", "SnapshotError"]

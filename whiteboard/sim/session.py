@@ -1,0 +1,188 @@
+"""A simulated whiteboard session: stations in a :class:`SimNetwork`, each with a transport and
+a :class:`~whiteboard.replica.Replica`, and the bookkeeping that scenario results are made of
+(send times, injected losses matched to the payload they carried, latencies)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from whiteboard.board import encode_op
+from whiteboard.board.synthetic import synthetic_stroke
+from whiteboard.replica import Replica
+from whiteboard.sim.network import Impairment, SimNetwork, SimStation
+from whiteboard.transport.events import (
+    BoardStateReceived,
+    Delivered,
+    Event,
+    Failure,
+    MemberChanged,
+    Ready,
+)
+from whiteboard.transport.registry import core_factory
+
+# Params for station ``index``: lets MTP make station 0 the master.
+ParamsFor = Callable[[int], Mapping[str, object]]
+
+
+@dataclass
+class Peer:
+    """One station's member: its replica, its outbox while joining, what it saw."""
+
+    index: int
+    member_id: int
+    station: SimStation
+    replica: Replica = field(default_factory=Replica)
+    ready: bool = False
+    counter: int = 0
+    pending: list[bytes] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    members: dict[int, str] = field(default_factory=dict)
+    ready_at: float | None = None
+    started_at: float = 0.0
+
+
+class SimSession:
+    def __init__(
+        self,
+        transport: str,
+        peers: int,
+        seed: int,
+        impairment: Impairment | None = None,
+        params_for: ParamsFor | None = None,
+    ) -> None:
+        if peers < 1:
+            raise ValueError("a session needs at least one peer")
+        self.transport = transport
+        self.factory = core_factory(transport)
+        self.seed = seed
+        self.network = SimNetwork(seed, impairment)
+        self.params_for: ParamsFor = params_for or (lambda index: {})
+        ids = random.Random(f"ids:{seed}").sample(range(1, 2**32), peers)
+        self.peers = [Peer(i, ids[i], self.network.add_station()) for i in range(peers)]
+        self._stroke_rng = random.Random(f"strokes:{seed}")
+        self.sent_at: dict[bytes, float] = {}
+        self.sent_by: dict[int, list[bytes]] = {i: [] for i in range(peers)}
+        self.latencies_ms: list[float] = []
+        self.recoveries_ms: list[float] = []
+        self._lost: set[tuple[int, bytes]] = set()
+        self._delivered: list[set[bytes]] = [set() for _ in range(peers)]
+        self.network.drop_observers.append(self._on_drop)
+        self.on_delivered: Callable[[Peer, Delivered], None] | None = None
+
+    # -- control -----------------------------------------------------------------------------
+
+    def start(self, index: int) -> None:
+        """Boot (or reboot after a crash) peer ``index`` with an empty board, and join."""
+        peer = self.peers[index]
+        peer.replica = Replica()
+        peer.ready = False
+        peer.ready_at = None
+        peer.started_at = self.network.now
+        self._delivered[index] = set()
+        self.network.start(
+            peer.station,
+            name=self.transport,
+            factory=self.factory,
+            member_id=peer.member_id,
+            params=dict(self.params_for(index)),
+            handler=lambda event, peer=peer: self._handle(peer, event),
+            snapshot_provider=lambda peer=peer: peer.replica.snapshot(),
+        )
+
+    def crash(self, index: int) -> None:
+        peer = self.peers[index]
+        self.network.crash(peer.station)
+        peer.ready = False
+
+    def leave(self, index: int) -> None:
+        self.peers[index].station.transport.close()
+
+    def draw(self, index: int) -> bytes:
+        """Peer ``index`` draws one synthetic stroke (sent at once, or when it has joined)."""
+        peer = self.peers[index]
+        peer.counter += 1
+        op = synthetic_stroke(peer.member_id, peer.counter, self._stroke_rng)
+        payload = encode_op(op)
+        self.sent_by[index].append(payload)
+        if peer.ready and peer.station.up:
+            self._send(peer, payload)
+        else:
+            peer.pending.append(payload)
+        return payload
+
+    def schedule_draws(self, messages: int, rate: float, start: float, live: list[int]) -> float:
+        """Message k is drawn by ``live[k % len(live)]`` at ``start + k / rate``; returns the
+        time of the last draw."""
+        when = start
+        for k in range(messages):
+            when = start + k / rate
+            index = live[k % len(live)]
+            self.network.schedule(when, lambda index=index: self.draw(index))
+        return when
+
+    # -- observation -------------------------------------------------------------------------
+
+    def live(self) -> list[Peer]:
+        return [p for p in self.peers if p.station.up and not p.station.released]
+
+    def hashes(self) -> dict[int, str]:
+        return {p.index: p.replica.board.hash() for p in self.live()}
+
+    def converged(self) -> bool:
+        return len(set(self.hashes().values())) <= 1
+
+    def counters_total(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for peer in self.peers:
+            if peer.station.driver is None:
+                continue
+            for name, value in peer.station.driver.counters().items():
+                total[name] = total.get(name, 0) + value
+        return total
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _send(self, peer: Peer, payload: bytes) -> None:
+        self.sent_at.setdefault(payload, self.network.now)
+        peer.station.transport.send(payload)
+
+    def _handle(self, peer: Peer, event: Event) -> None:
+        if isinstance(event, Delivered):
+            self._on_delivered(peer, event)
+        elif isinstance(event, Ready):
+            peer.ready = True
+            peer.ready_at = self.network.now
+            pending, peer.pending = peer.pending, []
+            for payload in pending:
+                self._send(peer, payload)
+        elif isinstance(event, BoardStateReceived):
+            peer.replica.load_state(event.state)
+        elif isinstance(event, MemberChanged):
+            peer.members[event.member] = event.state.value
+        elif isinstance(event, Failure):
+            peer.failures.append(event.reason)
+
+    def _on_delivered(self, peer: Peer, event: Delivered) -> None:
+        peer.replica.apply_delivered(event)
+        delivered = self._delivered[peer.index]
+        if event.payload not in delivered:
+            delivered.add(event.payload)
+            sent = self.sent_at.get(event.payload)
+            if sent is not None and event.origin != peer.member_id:
+                latency = (self.network.now - sent) * 1000.0
+                self.latencies_ms.append(latency)
+                if (peer.index, event.payload) in self._lost:
+                    self.recoveries_ms.append(latency)
+        if self.on_delivered is not None:
+            self.on_delivered(peer, event)
+
+    def _on_drop(self, sender: int, receiver: int, data: bytes) -> None:
+        # Which payload did the lost datagram carry? Look among the sender's latest payloads
+        # that the receiver still lacks; a repair of it then counts as a recovery.
+        delivered = self._delivered[receiver]
+        for payload in reversed(self.sent_by[sender][-64:]):
+            if payload not in delivered and payload in data:
+                self._lost.add((receiver, payload))
+                return

@@ -1,0 +1,246 @@
+"""The raw core: each payload goes out once, to the group, and is delivered on arrival.
+
+No repair, no ordering wait: a lost datagram is lost. It still keeps the interface's promises
+that cost nothing: the sender delivers its own payloads at once, duplicates are dropped, the
+order key ``(timestamp_us, origin, seq)`` lets replicas that got the same payloads agree, and
+members are tracked from HELLO/DATA/BYE with the same suspicion rules the app shows for RMP/MTP.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+
+from whiteboard.transport.interface import Address, MemberState, OrderKey, Outgoing, UpperLayer
+from whiteboard.transport.raw.wire import (
+    HEADER,
+    MAX_DATAGRAM,
+    RawDecodeError,
+    RawPacket,
+    RawType,
+    decode,
+)
+
+DEDUP_WINDOW = 1024  # seqs remembered per origin; older ones are taken as duplicates
+MAX_MEMBERS = 1024  # bound on per-member state whatever the network sends
+
+
+@dataclass(frozen=True, slots=True)
+class RawParams:
+    hello_interval: float = 1.0  # seconds between HELLOs
+    suspect_after: float = 5.0  # silence before a member is shown as suspected
+    forget_after: float = 30.0  # silence before a member is taken as gone
+
+    @classmethod
+    def from_mapping(cls, params: Mapping[str, object]) -> RawParams:
+        known = {f.name for f in fields(cls)}
+        values: dict[str, float] = {}
+        for key, value in params.items():
+            if key == "profile":
+                if value not in ("lan", "seed"):
+                    raise ValueError(f"unknown profile {value!r}; choose lan or seed")
+                continue
+            if key not in known:
+                raise ValueError(f"unknown raw transport parameter {key!r}")
+            if not isinstance(value, int | float) or isinstance(value, bool) or value <= 0:
+                raise ValueError(f"raw parameter {key} must be a positive number, got {value!r}")
+            values[key] = float(value)
+        result = cls(**values)
+        if not result.hello_interval < result.suspect_after < result.forget_after:
+            raise ValueError("raw parameters need hello_interval < suspect_after < forget_after")
+        return result
+
+
+@dataclass(slots=True)
+class _Member:
+    last_heard: float
+    state: MemberState
+    highest_seq: int = 0
+    seen: set[int] = field(default_factory=set)  # seqs in (highest - DEDUP_WINDOW, highest]
+
+
+class RawCore:
+    max_payload = MAX_DATAGRAM - HEADER.size
+
+    def __init__(
+        self, member_id: int, upper: UpperLayer, rng: random.Random, params: RawParams
+    ) -> None:
+        if not 0 < member_id < 2**32:
+            raise ValueError(f"member id must be a non-zero 32-bit number, got {member_id}")
+        self.member_id = member_id
+        self._upper = upper
+        self._rng = rng
+        self._params = params
+        self._members: dict[int, _Member] = {}
+        self._outbox: list[Outgoing] = []
+        self._seq = 0
+        self._started = False
+        self._finished = False
+        self._next_hello: float | None = None
+        self._last_key: OrderKey = ()
+        self._counters = dict.fromkeys(
+            (
+                "sent",
+                "delivered",
+                "datagrams_sent",
+                "datagrams_received",
+                "nacks_sent",
+                "nacks_received",
+                "retransmissions",
+                "duplicates_dropped",
+                "malformed_dropped",
+                "late_delivered",
+                "stale_dropped",
+                "members_refused",
+            ),
+            0,
+        )
+
+    # -- TransportCore -----------------------------------------------------------------------
+
+    @property
+    def finished(self) -> bool:
+        return self._finished
+
+    def counters(self) -> dict[str, int]:
+        return dict(self._counters)
+
+    def start(self, now: float) -> None:
+        if self._started:
+            return
+        self._started = True
+        self._emit(RawType.HELLO, now)
+        self._next_hello = now + self._params.hello_interval
+        self._upper.member_changed(self.member_id, MemberState.ACTIVE)
+        self._upper.ready()
+
+    def send(self, payload: bytes, now: float) -> None:
+        if not self._started or self._finished:
+            raise RuntimeError("the raw transport is not in a session")
+        if len(payload) > self.max_payload:
+            raise ValueError(f"payload of {len(payload)} bytes exceeds {self.max_payload}")
+        self._seq += 1
+        packet = self._emit(RawType.DATA, now, payload)
+        self._counters["sent"] += 1
+        self._deliver(packet)
+
+    def leave(self, now: float) -> None:
+        if self._finished:
+            return
+        if self._started:
+            self._emit(RawType.BYE, now)
+            self._upper.member_changed(self.member_id, MemberState.LEFT)
+        self._finished = True
+        self._next_hello = None
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        if self._finished:
+            return
+        self._counters["datagrams_received"] += 1
+        try:
+            packet = decode(data)
+        except RawDecodeError:
+            self._counters["malformed_dropped"] += 1
+            return
+        if packet.origin == self.member_id:
+            return  # our own datagram looped back by IP_MULTICAST_LOOP
+        member = self._member(packet.origin, now)
+        if member is None:
+            return
+        if packet.type is RawType.BYE:
+            del self._members[packet.origin]
+            self._upper.member_changed(packet.origin, MemberState.LEFT)
+            return
+        if packet.type is RawType.HELLO and member.highest_seq == 0 and not member.seen:
+            # A newcomer: answer at once so it learns of us without waiting a whole interval.
+            self._emit(RawType.HELLO, now)
+        if packet.type is RawType.DATA:
+            self._accept_data(member, packet)
+
+    def handle_timer(self, now: float) -> None:
+        if self._finished:
+            return
+        if self._next_hello is not None and now >= self._next_hello:
+            self._emit(RawType.HELLO, now)
+            self._next_hello = now + self._params.hello_interval
+        for origin, member in list(self._members.items()):
+            silent = now - member.last_heard
+            if silent >= self._params.forget_after:
+                del self._members[origin]
+                self._upper.member_changed(origin, MemberState.LEFT)
+            elif silent >= self._params.suspect_after and member.state is MemberState.ACTIVE:
+                member.state = MemberState.SUSPECTED
+                self._upper.member_changed(origin, MemberState.SUSPECTED)
+
+    def get_timer(self) -> float | None:
+        if self._finished:
+            return None
+        deadlines = [self._next_hello] if self._next_hello is not None else []
+        for member in self._members.values():
+            if member.state is MemberState.ACTIVE:
+                deadlines.append(member.last_heard + self._params.suspect_after)
+            else:
+                deadlines.append(member.last_heard + self._params.forget_after)
+        return min(deadlines, default=None)
+
+    def datagrams_to_send(self, now: float) -> list[Outgoing]:
+        out, self._outbox = self._outbox, []
+        return out
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _emit(self, kind: RawType, now: float, payload: bytes = b"") -> RawPacket:
+        packet = RawPacket(kind, self.member_id, self._seq, round(now * 1_000_000), payload)
+        self._outbox.append((packet.encode(), None))
+        self._counters["datagrams_sent"] += 1
+        return packet
+
+    def _member(self, origin: int, now: float) -> _Member | None:
+        member = self._members.get(origin)
+        if member is None:
+            if len(self._members) >= MAX_MEMBERS:
+                self._counters["members_refused"] += 1
+                return None
+            member = self._members[origin] = _Member(now, MemberState.ACTIVE)
+            self._upper.member_changed(origin, MemberState.ACTIVE)
+        else:
+            member.last_heard = now
+            if member.state is MemberState.SUSPECTED:
+                member.state = MemberState.ACTIVE
+                self._upper.member_changed(origin, MemberState.ACTIVE)
+        return member
+
+    def _accept_data(self, member: _Member, packet: RawPacket) -> None:
+        seq = packet.seq
+        if seq <= member.highest_seq - DEDUP_WINDOW:
+            self._counters["stale_dropped"] += 1
+            return
+        if seq in member.seen:
+            self._counters["duplicates_dropped"] += 1
+            return
+        member.seen.add(seq)
+        if seq > member.highest_seq:
+            member.highest_seq = seq
+            floor = seq - DEDUP_WINDOW
+            if len(member.seen) > DEDUP_WINDOW:
+                member.seen = {s for s in member.seen if s > floor}
+        self._deliver(packet)
+
+    def _deliver(self, packet: RawPacket) -> None:
+        key: OrderKey = (packet.timestamp_us, packet.origin, packet.seq)
+        late = key < self._last_key
+        if late:
+            self._counters["late_delivered"] += 1
+        else:
+            self._last_key = key
+        self._counters["delivered"] += 1
+        self._upper.deliver(
+            packet.origin, key, packet.timestamp_us / 1_000_000, packet.payload, late
+        )
+
+
+def make_core(
+    member_id: int, upper: UpperLayer, rng: random.Random, params: Mapping[str, object]
+) -> RawCore:
+    return RawCore(member_id, upper, rng, RawParams.from_mapping(params))

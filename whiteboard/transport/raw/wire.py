@@ -1,0 +1,67 @@
+"""The raw transport's datagram: an 18-byte header, then the payload (DATA only).
+
+    0      1      2             6             10                    18
+    +------+------+-------------+-------------+---------------------+---------...
+    | ver  | type | origin (32) | seq (32)    | timestamp (64, us)  | payload
+    +------+------+-------------+-------------+---------------------+---------...
+
+All fields in network byte order. ``seq`` counts DATA packets from ``origin`` from 1; HELLO and
+BYE carry the origin's latest DATA seq (0 before the first).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+
+VERSION = 1
+HEADER = struct.Struct("!BBIIQ")
+MAX_DATAGRAM = 1200  # stays under any LAN MTU without IP fragmentation
+
+
+class RawType(IntEnum):
+    DATA = 1
+    HELLO = 2  # "I am here": announces a member and keeps it from being suspected
+    BYE = 3  # "I leave"
+
+
+class RawDecodeError(ValueError):
+    """A datagram that is not a valid raw-transport packet."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawPacket:
+    type: RawType
+    origin: int
+    seq: int
+    timestamp_us: int
+    payload: bytes = b""
+
+    def encode(self) -> bytes:
+        return HEADER.pack(VERSION, self.type, self.origin, self.seq, self.timestamp_us) + (
+            self.payload
+        )
+
+
+def decode(data: bytes) -> RawPacket:
+    if len(data) < HEADER.size:
+        raise RawDecodeError(f"datagram of {len(data)} bytes is shorter than the header")
+    if len(data) > MAX_DATAGRAM:
+        raise RawDecodeError(f"datagram of {len(data)} bytes exceeds {MAX_DATAGRAM}")
+    version, type_, origin, seq, timestamp_us = HEADER.unpack_from(data)
+    if version != VERSION:
+        raise RawDecodeError(f"unsupported version {version}")
+    try:
+        kind = RawType(type_)
+    except ValueError:
+        raise RawDecodeError(f"unknown packet type {type_}") from None
+    if origin == 0:
+        raise RawDecodeError("origin 0 is reserved")
+    payload = bytes(data[HEADER.size :])
+    if kind is RawType.DATA:
+        if seq == 0:
+            raise RawDecodeError("DATA with sequence number 0")
+    elif payload:
+        raise RawDecodeError(f"{kind.name} packet carries {len(payload)} unexpected bytes")
+    return RawPacket(kind, origin, seq, timestamp_us, payload)
