@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 
 from whiteboard import __version__
-from whiteboard.transport.registry import TRANSPORT_MODULES, TransportUnavailable
+from whiteboard.transport.registry import TRANSPORT_MODULES
 
 
 def _probability(text: str) -> float:
@@ -59,11 +59,12 @@ def _param(text: str) -> tuple[str, object]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whiteboard",
-        description="A shared whiteboard over reliable IP multicast. "
-        "With no subcommand, opens the app.",
+        description="A shared whiteboard over reliable IP multicast. With no subcommand "
+        "(or 'app'), opens the app: see 'whiteboard app --help' for its options.",
     )
     parser.add_argument("--version", action="version", version=f"whiteboard {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    sub.add_parser("app", help="open the app (the default)", add_help=False)
     transports = list(TRANSPORT_MODULES)
 
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
@@ -207,20 +208,28 @@ def _run_app(argv: Sequence[str]) -> int:
     return run_app(list(argv))
 
 
+def _wants_app(argv: list[str]) -> bool:
+    """``whiteboard`` alone, ``whiteboard app ...`` or ``whiteboard --group ...`` (app options
+    with no subcommand) open the app; ``-h`` and ``--version`` stay with the command."""
+    if not argv:
+        return True
+    first = argv[0]
+    return first == "app" or (first.startswith("-") and first not in _COMMAND_FLAGS)
+
+
+_COMMAND_FLAGS = ("-h", "--help", "--version")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
-    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    if _wants_app(argv):
+        return _run_app(argv[1:] if argv and argv[0] == "app" else argv)
+    args = build_parser().parse_args(argv)
     try:
         if args.command == "sim":
             return _run_sim(args)
-        if args.command == "peer":
-            return _run_peer(args)
-        return _run_app(argv)
-    except TransportUnavailable as exc:
-        print(f"whiteboard: {exc}", file=sys.stderr)
-        return 2
-    except (ValueError, OSError) as exc:
+        return _run_peer(args)
+    except (ValueError, OSError) as exc:  # TransportUnavailable is a ValueError
         print(f"whiteboard: {exc}", file=sys.stderr)
         return 2

@@ -177,3 +177,14 @@ def test_oversized_payload_and_bad_parameters_are_refused_clearly() -> None:
         new_core(nonsense=1.0)
     with pytest.raises(ValueError, match="hello_interval < suspect_after"):
         new_core(suspect_after=0.5)
+
+
+def test_only_a_newcomers_first_hello_is_answered() -> None:
+    core, _ = new_core()
+    core.start(0.0)
+    core.datagrams_to_send(0.0)
+    hello = RawPacket(RawType.HELLO, 9, 0, 0).encode()
+    core.receive_datagram(hello, ADDR, 0.1)
+    assert len(core.datagrams_to_send(0.1)) == 1
+    core.receive_datagram(hello, ADDR, 0.2)  # answering again would make members echo forever
+    assert core.datagrams_to_send(0.2) == []

@@ -68,6 +68,7 @@ class MulticastCarrier:
             self._group_socket.close()
             raise
         self._timer: TimerHandle | None = None
+        self._deadline: float | None = None
         self._closed = False
         reactor.add_reader(self._group_socket, lambda: self._readable(self._group_socket))
         reactor.add_reader(self._unicast_socket, lambda: self._readable(self._unicast_socket))
@@ -99,9 +100,12 @@ class MulticastCarrier:
                 log.warning("sending to %s failed: %s", target, exc)
 
     def set_timer(self, deadline: float | None) -> None:
+        if self._timer is not None and deadline == self._deadline:
+            return  # armed for that instant already
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._deadline = deadline
         if deadline is not None and not self._closed:
             self._timer = self.reactor.call_at(deadline, self._fire)
 

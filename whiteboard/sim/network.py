@@ -68,6 +68,7 @@ class SimStation:
         self.up = False
         self.incarnation = 0
         self._timer_generation = 0
+        self._armed: float | None = None
         self.released = False
 
     # -- Carrier -----------------------------------------------------------------------------
@@ -79,7 +80,10 @@ class SimStation:
         self.network._transmit(self, data, dest)
 
     def set_timer(self, deadline: float | None) -> None:
+        if deadline == self._armed and deadline is not None:
+            return  # already armed for that instant: don't pile up stale queue entries
         self._timer_generation += 1
+        self._armed = deadline
         if deadline is None or not self.up:
             return
         generation, incarnation = self._timer_generation, self.incarnation
@@ -92,6 +96,7 @@ class SimStation:
                 and generation == self._timer_generation
                 and incarnation == self.incarnation
             ):
+                self._armed = None
                 self.driver.timer_fired()
 
         self.network.schedule(when, fire)
@@ -169,7 +174,7 @@ class SimNetwork:
         """The host dies: its core and everything in flight to it are gone."""
         station.up = False
         station.driver = None
-        station._timer_generation += 1
+        station.set_timer(None)
 
     def set_link(self, sender: int, receiver: int, impairment: Impairment) -> None:
         """Override the impairment of one direction of one link."""

@@ -107,7 +107,9 @@ class TransportCore(Protocol):
     def send(self, payload: bytes, now: float) -> None:
         """Queue ``payload`` for reliable delivery to every member, this one included.
 
-        Raises ``ValueError`` if the payload is larger than ``max_payload``."""
+        Raises ``ValueError`` if the payload is larger than ``max_payload`` and
+        ``RuntimeError`` once the core has left (or before ``start``). A core that is still
+        joining queues the payload and sends it once joined."""
 
     def leave(self, now: float) -> None:
         """Leave the session as the protocol says (``finished`` turns true when done)."""
@@ -145,6 +147,14 @@ class Transport(Protocol):
 
     @property
     def member_id(self) -> int: ...
+
+    @property
+    def max_payload(self) -> int:
+        """The largest payload ``send`` accepts; the app splits longer strokes."""
+
+    @property
+    def finished(self) -> bool:
+        """True once ``close`` has completed the protocol's leaving."""
 
     def open(self) -> None:
         """Join the session. Progress and readiness arrive as events."""

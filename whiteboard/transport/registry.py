@@ -15,8 +15,9 @@ TRANSPORT_MODULES: dict[str, str] = {
 }
 
 
-class TransportUnavailable(Exception):
-    """The named transport does not exist or is not in this build."""
+class TransportUnavailable(ValueError):
+    """The named transport does not exist or is not in this build (a bad argument, to the
+    caller: the message says which transports there are)."""
 
 
 def core_factory(name: str) -> CoreFactory:

@@ -145,6 +145,7 @@ class RawCore:
             return
         if packet.origin == self.member_id:
             return  # our own datagram looped back by IP_MULTICAST_LOOP
+        known = packet.origin in self._members
         member = self._member(packet.origin, now)
         if member is None:
             return
@@ -152,8 +153,9 @@ class RawCore:
             del self._members[packet.origin]
             self._upper.member_changed(packet.origin, MemberState.LEFT)
             return
-        if packet.type is RawType.HELLO and member.highest_seq == 0 and not member.seen:
+        if packet.type is RawType.HELLO and not known:
             # A newcomer: answer at once so it learns of us without waiting a whole interval.
+            # Only the first HELLO is answered, or members would echo each other forever.
             self._emit(RawType.HELLO, now)
         if packet.type is RawType.DATA:
             self._accept_data(member, packet)

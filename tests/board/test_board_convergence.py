@@ -1,0 +1,126 @@
+"""Convergence: the board is a function of the set of (order key, op) pairs, not of arrival."""
+
+from __future__ import annotations
+
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.board.board_strategies import board_of, reference_hash, reference_objects, scenarios
+from whiteboard.board import Board, BoardObject, Op, OpId, OrderKey
+
+CONVERGENCE = settings(
+    max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+
+
+def _state(objects: list[BoardObject]) -> dict[OpId, tuple[float, float]]:
+    return {obj.id: (obj.dx, obj.dy) for obj in objects}
+
+
+@CONVERGENCE
+@given(scenarios())
+def test_key_order_application_matches_the_reference_fold(log: list[tuple[OrderKey, Op]]) -> None:
+    board = board_of(sorted(log, key=lambda entry: entry[0]))
+    expected = reference_objects(log)
+    assert board.objects() == expected
+    assert board.hash() == reference_hash(expected)
+
+
+@CONVERGENCE
+@given(st.data())
+def test_every_arrival_order_converges(data: st.DataObject) -> None:
+    log = data.draw(scenarios())
+    expected_board = board_of(sorted(log, key=lambda entry: entry[0]))
+    arrival = data.draw(st.permutations(log))
+    board = Board()
+    greatest: OrderKey | None = None
+    for key, op in arrival:
+        before = _state(board.objects())
+        change = board.apply(key, op)
+        after = _state(board.objects())
+        # Change is exactly the difference of the visible states, in z-order.
+        assert not change.duplicate and change.op_id == op.id
+        assert change.late == (greatest is not None and key < greatest)
+        assert set(change.added) == after.keys() - before.keys()
+        assert set(change.removed) == before.keys() - after.keys()
+        assert set(change.changed) == {
+            i for i in before.keys() & after.keys() if before[i] != after[i]
+        }
+        z = [obj.id for obj in board.objects()]
+        assert list(change.added) == [i for i in z if i in change.added]
+        greatest = key if greatest is None or key > greatest else greatest
+    assert board.objects() == expected_board.objects() == reference_objects(log)
+    assert board.hash() == expected_board.hash()
+    assert board.log() == expected_board.log()
+    assert board.last_key == expected_board.last_key
+
+
+@CONVERGENCE
+@given(st.data())
+def test_duplicates_change_nothing(data: st.DataObject) -> None:
+    log = data.draw(scenarios(max_ops=16))
+    arrival = data.draw(st.permutations(log))
+    repeats = data.draw(st.lists(st.sampled_from(log), min_size=1, max_size=8))
+    positions = data.draw(
+        st.lists(st.integers(0, len(arrival)), min_size=len(repeats), max_size=len(repeats))
+    )
+    board = Board()
+    deliveries: list[tuple[OrderKey, Op, bool]] = [(key, op, False) for key, op in arrival]
+    for position, (key, op) in sorted(zip(positions, repeats, strict=True), reverse=True):
+        deliveries.insert(position, (key, op, True))
+    seen: set[OpId] = set()
+    for key, op, _ in deliveries:
+        digest = board.hash()
+        count = len(board)
+        change = board.apply(key, op)
+        assert change.duplicate == (op.id in seen)
+        if change.duplicate:
+            assert not change.affected and board.hash() == digest and len(board) == count
+        seen.add(op.id)
+    assert board.objects() == reference_objects(log)
+
+
+def test_many_random_permutations_of_a_busy_session() -> None:
+    """A longer session than hypothesis draws, shuffled a few times: still one state."""
+    rng = random.Random(20240601)
+    log = _busy_session(rng, 300)
+    expected = reference_objects(log)
+    digest = reference_hash(expected)
+    for _ in range(5):
+        arrival = log[:]
+        rng.shuffle(arrival)
+        board = board_of(arrival)
+        assert board.objects() == expected
+        assert board.hash() == digest
+
+
+def _busy_session(rng: random.Random, count: int) -> list[tuple[OrderKey, Op]]:
+    from whiteboard.board import Clear, Erase, Move, Redo, Undo, synthetic_op
+
+    ops: list[Op] = []
+    counters = {1: 0, 2: 0, 3: 0, 4: 0}
+    for _ in range(count):
+        author = rng.choice(list(counters))
+        op_id = OpId(author, counters[author])
+        counters[author] += 1
+        roll = rng.random()
+        earlier = [op.id for op in ops]
+        if roll < 0.55 or not earlier:
+            op: Op = synthetic_op(author, op_id.counter, rng)
+        elif roll < 0.65:
+            op = Erase(op_id, tuple(rng.sample(earlier, min(3, len(earlier)))))
+        elif roll < 0.8:
+            targets = tuple(rng.sample(earlier, min(2, len(earlier))))
+            op = Move(op_id, targets, rng.uniform(-50, 50), rng.uniform(-50, 50))
+        elif roll < 0.82:
+            op = Clear(op_id)
+        else:
+            own = [i for i in earlier if i.author == author] or earlier
+            target = rng.choice(own)
+            op = Undo(op_id, target) if roll < 0.93 else Redo(op_id, target)
+        ops.append(op)
+    # Keys roughly follow creation (clock skew of a few ops), like a real session.
+    keys = [(i * 10 + rng.randint(-25, 25), i) for i in range(count)]
+    return list(zip(keys, ops, strict=True))

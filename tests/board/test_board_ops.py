@@ -1,0 +1,114 @@
+"""Op records validate and normalise themselves on construction."""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from whiteboard.board import (
+    Clear,
+    Erase,
+    InvalidOpError,
+    Move,
+    OpId,
+    OpKind,
+    Redo,
+    Shape,
+    Stroke,
+    Text,
+    Tool,
+    Undo,
+)
+
+ID = OpId(1, 1)
+
+
+def test_opid_is_an_ordered_hashable_pair() -> None:
+    assert OpId(1, 2) < OpId(1, 3) < OpId(2, 0)
+    assert {OpId(1, 2): "x"}[OpId(1, 2)] == "x"
+    assert OpId(1, 2) == (1, 2)
+    assert str(OpId(4, 5)) == "4:5"
+
+
+def test_numbers_are_normalised() -> None:
+    stroke = Stroke((3, 4), [1, 2], 5, 3, 2)  # type: ignore[arg-type]
+    assert type(stroke.id) is OpId and stroke.id == OpId(3, 4)
+    assert stroke.points == (1.0, 2.0) and all(type(v) is float for v in stroke.points)
+    assert type(stroke.width) is float
+    assert stroke.tool is Tool.HIGHLIGHTER
+    erase = Erase(ID, [(2, 3)])  # type: ignore[list-item]
+    assert erase.targets == (OpId(2, 3),) and type(erase.targets[0]) is OpId
+    assert Shape(ID, 3, 0, 0, 1, 1, 0, 1).kind is OpKind.RECT  # type: ignore[arg-type]
+    assert Undo(ID, (1, 0)).target == OpId(1, 0)  # type: ignore[arg-type]
+
+
+def test_kinds() -> None:
+    assert [k.value for k in OpKind] == list(range(1, 12))
+    assert Stroke(ID, (0.0, 0.0), 0, 1.0).kind is OpKind.STROKE
+    assert Text(ID, 0, 0, "t", 0, 1).kind is OpKind.TEXT
+    assert Erase(ID, (ID,)).kind is OpKind.ERASE
+    assert Move(ID, (ID,), 0, 0).kind is OpKind.MOVE
+    assert Clear(ID).kind is OpKind.CLEAR
+    assert Undo(ID, ID).kind is OpKind.UNDO
+    assert Redo(ID, ID).kind is OpKind.REDO
+
+
+def test_records_are_frozen() -> None:
+    stroke = Stroke(ID, (0.0, 0.0), 0, 1.0)
+    with pytest.raises(AttributeError):
+        stroke.width = 3.0  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("build", "fragment"),
+    [
+        (
+            lambda: Stroke(ID, (0.0, 0.0), 0, -3),
+            "op field 'width' must be a number > 0 and <= 500, got -3",
+        ),
+        (lambda: Stroke(ID, (0.0, math.nan), 0, 1.0), "'points[1]'"),
+        (lambda: Stroke(ID, (0.0,) * 40_002, 0, 1.0), "1..20000 points"),
+        (lambda: Stroke(ID, (0.0, 0.0), 0, 1.0, 0), "'tool'"),  # type: ignore[arg-type]
+        (lambda: Stroke(OpId(0, 1), (0.0, 0.0), 0, 1.0), "'id.author'"),
+        (lambda: Stroke(OpId(1, 2**63), (0.0, 0.0), 0, 1.0), "'id.counter'"),
+        (lambda: Stroke((1, 2, 3), (0.0, 0.0), 0, 1.0), "'id' must be an OpId"),  # type: ignore[arg-type]
+        (lambda: Shape(ID, OpKind.STROKE, 0, 0, 1, 1, 0, 1), "'kind'"),
+        (lambda: Shape(ID, OpKind.LINE, 0, 0, 1, math.inf, 0, 1), "'y2'"),
+        (lambda: Shape(ID, OpKind.LINE, 0, 0, 1, 1, 0, 1, fill=2**32), "'fill'"),
+        (lambda: Text(ID, 0, 0, "", 0, 10), "'text'"),
+        (lambda: Text(ID, 0, 0, "\ud800", 0, 10), "lone surrogates"),
+        (lambda: Text(ID, 0, 0, "x", 0, 1001), "'font_size'"),
+        (lambda: Text(ID, 1e8, 0, "x", 0, 10), "'x'"),
+        (lambda: Erase(ID, ()), "'targets'"),
+        (lambda: Erase(ID, (ID, ID)), "repeat"),
+        (lambda: Erase(ID, ID), "'targets[0]'"),
+        (lambda: Move(ID, (ID,), 0, 2.5e7), "'dy'"),
+        (lambda: Move(ID, (ID,), False, 0), "'dx'"),
+        (lambda: Undo(ID, 5), "'target'"),  # type: ignore[arg-type]
+        (lambda: Redo(ID, (1, -1)), "'target.counter'"),  # type: ignore[arg-type]
+    ],
+)
+def test_invalid_fields_are_refused_by_name(build: object, fragment: str) -> None:
+    with pytest.raises(InvalidOpError) as caught:
+        build()  # type: ignore[operator]
+    assert fragment in str(caught.value)
+    assert isinstance(caught.value, ValueError)
+
+
+def test_huge_int_in_a_float_field_is_refused_not_overflowed() -> None:
+    with pytest.raises(InvalidOpError, match="'width'"):
+        Stroke(ID, (0.0, 0.0), 0, 10**400)
+
+
+def test_board_package_is_qt_free() -> None:
+    # The board is shared with headless tools (analytics, the simulator): no Qt, ever.
+    code = "import sys, whiteboard.board; print(any(m.startswith('PySide6') for m in sys.modules))"
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert result.stdout.strip() == "False"

@@ -1,0 +1,119 @@
+"""Turning a captured pointer path into Stroke ops. Qt-free, so it is tested on its own.
+
+Two concerns: a mouse reports far more points than a stroke needs (simplify them), and a
+transport carries payloads of bounded size (1,182 bytes on ``raw``, about 60 points), so a long
+stroke travels as several Stroke ops that share their end points and render as one line.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+from whiteboard.board import MAX_OP_BYTES, OpId, Stroke, Tool, encode_op
+from whiteboard.board.ops import MAX_AUTHOR, MAX_COORD, MAX_COUNTER, MAX_POINTS
+
+Point = tuple[float, float]
+
+# Points closer to the simplified line than this (logical pixels) are dropped. Under half a
+# pixel, so the simplified stroke is indistinguishable from the captured one even at 2x DPI.
+SIMPLIFY_TOLERANCE = 0.4
+# Points simplified together; bounds the quadratic worst case of RDP (see simplify).
+SIMPLIFY_WINDOW = 256
+
+# msgpack always packs a stroke's coordinates as float64: 1 type byte + 8 bytes each.
+_BYTES_PER_POINT = 2 * 9
+# A flat array of up to 65,535 items has a 3-byte header; the 1-point probe below has 1 byte.
+_ARRAY_HEADER_GROWTH = 2
+
+
+def clamp_point(x: float, y: float) -> Point:
+    """``(x, y)`` within the coordinate range ops accept (a drag may leave the widget)."""
+    return (min(max(x, -MAX_COORD), MAX_COORD), min(max(y, -MAX_COORD), MAX_COORD))
+
+
+def simplify(points: Sequence[Point], tolerance: float = SIMPLIFY_TOLERANCE) -> list[Point]:
+    """The fewest of ``points`` that stay within ``tolerance`` of the captured path.
+
+    Ramer-Douglas-Peucker, run on windows of :data:`SIMPLIFY_WINDOW` points that share their
+    end points: plain RDP is quadratic at worst, and a slow scribble of a minute is thousands
+    of points simplified between a release and the next paint. A window boundary only keeps
+    one point RDP might have dropped.
+    """
+    # Consecutive duplicates carry nothing and would make zero-length segments.
+    unique: list[Point] = []
+    for point in points:
+        if not unique or point != unique[-1]:
+            unique.append(point)
+    if len(unique) <= 2:
+        return unique
+    result = [unique[0]]
+    for start in range(0, len(unique) - 1, SIMPLIFY_WINDOW - 1):
+        window = unique[start : start + SIMPLIFY_WINDOW]
+        result.extend(_rdp(window, tolerance)[1:])
+    return result
+
+
+def _rdp(points: list[Point], tolerance: float) -> list[Point]:
+    # Iterative: a long straight run would go as deep as it has points.
+    keep = [False] * len(points)
+    keep[0] = keep[-1] = True
+    stack = [(0, len(points) - 1)]
+    while stack:
+        first, last = stack.pop()
+        ax, ay = points[first]
+        bx, by = points[last]
+        dx, dy = bx - ax, by - ay
+        length = math.hypot(dx, dy)
+        worst, worst_index = -1.0, -1
+        for i in range(first + 1, last):
+            px, py = points[i]
+            if length == 0.0:
+                distance = math.hypot(px - ax, py - ay)
+            else:
+                distance = abs(dy * (px - ax) - dx * (py - ay)) / length
+            if distance > worst:
+                worst, worst_index = distance, i
+        if worst > tolerance:
+            keep[worst_index] = True
+            stack.append((first, worst_index))
+            stack.append((worst_index, last))
+    return [point for point, kept in zip(points, keep, strict=True) if kept]
+
+
+def max_points_per_stroke(max_payload: int, colour: int, width: float, tool: Tool) -> int:
+    """The most points one Stroke op may hold and still encode to ``max_payload`` bytes.
+
+    Measured on the real encoder with the largest possible op id, so that whatever id the op
+    gets, it fits."""
+    probe = Stroke(OpId(MAX_AUTHOR, MAX_COUNTER), (0.0, 0.0), colour, width, tool)
+    overhead = len(encode_op(probe)) - _BYTES_PER_POINT + _ARRAY_HEADER_GROWTH
+    return min(MAX_POINTS, (min(max_payload, MAX_OP_BYTES) - overhead) // _BYTES_PER_POINT)
+
+
+def stroke_ops(
+    points: Sequence[Point],
+    colour: int,
+    width: float,
+    tool: Tool,
+    next_id: Callable[[], OpId],
+    max_payload: int,
+) -> list[Stroke]:
+    """The Stroke ops drawing ``points``: one if it fits in a payload, else consecutive pieces
+    that each repeat the previous piece's last point, so the line has no gap.
+
+    Raises ValueError if not even a two-point stroke fits in ``max_payload``."""
+    if not points:
+        return []
+    capacity = max_points_per_stroke(max_payload, colour, width, tool)
+    if capacity < 2:
+        raise ValueError(f"a stroke does not fit in the transport's {max_payload}-byte payloads")
+    ops: list[Stroke] = []
+    start = 0
+    while True:
+        end = min(start + capacity, len(points))
+        flat = tuple(float(c) for point in points[start:end] for c in point)
+        ops.append(Stroke(next_id(), flat, colour, width, tool))
+        if end == len(points):
+            return ops
+        start = end - 1  # the shared joint

@@ -1,0 +1,533 @@
+"""The board: a deterministic function of the delivered ops and their order keys.
+
+Definition (docs/board-model.md has the long form): sort the ops by order key; an op is *in
+effect* unless the last valid UNDO/REDO aimed at it is an UNDO; the visible state is the fold,
+in key order, of the ops in effect (drawings create objects, ERASE/MOVE/CLEAR act on the objects
+that exist at their place in the order).
+
+The implementation never runs that fold. Nothing in the fold brings a removed object back, so
+the fold factorises per object: object X (a drawing op) is visible iff
+
+* X is in effect, and
+* no CLEAR in effect and no ERASE in effect that targets X comes after X in the order,
+
+and its offset is the sum, in key order starting from 0.0, of the (dx, dy) of the MOVEs in
+effect that target X and come after X. The board keeps indexes (ERASEs and MOVEs by target,
+the greatest CLEAR in effect, the deciding UNDO/REDO per target) so that any apply, late or
+not, recomputes only the objects whose inputs it touched. Appending costs O(size of the op)
+(a CLEAR costs the objects it removes); a late insert or an undo costs the objects it affects
+times their own history. The sums are done in key order in every code path, so float results
+are bit-identical on every replica whatever the arrival order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from operator import itemgetter
+from typing import Any
+
+import msgpack
+
+from whiteboard.board.codec import (
+    UNPACK_LIMITS,
+    OpDecodeError,
+    encode_op,
+    op_from_wire,
+    op_to_wire,
+)
+from whiteboard.board.ops import (
+    OP_TYPES,
+    Clear,
+    DrawingOp,
+    Erase,
+    Move,
+    Op,
+    OpId,
+    OpKind,
+    Redo,
+    Shape,
+    Stroke,
+    Text,
+    Undo,
+)
+
+# A key that totally orders the ops of a session (the transport's OrderKey, same shape).
+OrderKey = tuple[int, ...]
+# What the board actually sorts by: the order key, then the op id. Keys are unique per op in a
+# session; the id only breaks ties should a faulty transport repeat a key, so that even then
+# every replica sorts the same way.
+SortKey = tuple[OrderKey, OpId]
+
+MAX_KEY_PARTS = 16
+MIN_KEY_INT = -(2**63)
+MAX_KEY_INT = 2**64 - 1
+
+SNAPSHOT_MAGIC = "whiteboard-board"
+SNAPSHOT_VERSION = 1
+MAX_SNAPSHOT_BYTES = 256 << 20
+
+# Prefix of the state hash: names the canonical encoding so a future change of it cannot
+# silently compare equal to this one.
+HASH_DOMAIN = msgpack.packb("whiteboard-board-state/1")
+
+
+class SnapshotError(ValueError):
+    """Bytes that are not a valid board snapshot. The message says what is wrong."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardObject:
+    """A visible object: the drawing op that created it, translated by (dx, dy)."""
+
+    op: DrawingOp
+    dx: float = 0.0
+    dy: float = 0.0
+
+    @property
+    def id(self) -> OpId:
+        return self.op.id
+
+    @property
+    def kind(self) -> OpKind:
+        return self.op.kind
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """What one :meth:`Board.apply` did to the visible state.
+
+    ``added``: objects visible now but not before (new drawings, objects restored by an undo or
+    redo, drawings inserted late). ``removed``: visible before, not now. ``changed``: visible
+    before and after, at a different offset (moved, or a move undone/redone). Each tuple is in
+    z-order. A UI redraws the union of the old and new regions of these objects only.
+    """
+
+    op_id: OpId
+    late: bool  # inserted before an op already applied
+    duplicate: bool  # the op id was already applied: nothing was done
+    added: tuple[OpId, ...] = ()
+    removed: tuple[OpId, ...] = ()
+    changed: tuple[OpId, ...] = ()
+
+    @property
+    def affected(self) -> tuple[OpId, ...]:
+        return self.added + self.removed + self.changed
+
+
+def check_order_key(order_key: object) -> OrderKey:
+    """``order_key`` as a tuple of ints; raises ValueError unless it is a usable order key."""
+    if (
+        type(order_key) is tuple
+        and 1 <= len(order_key) <= MAX_KEY_PARTS
+        and all(type(part) is int and MIN_KEY_INT <= part <= MAX_KEY_INT for part in order_key)
+    ):
+        return order_key
+    if not isinstance(order_key, tuple | list) or not 1 <= len(order_key) <= MAX_KEY_PARTS:
+        raise ValueError(
+            f"an order key must be a tuple of 1..{MAX_KEY_PARTS} ints, got {_short(order_key)}"
+        )
+    for part in order_key:
+        if not isinstance(part, int) or isinstance(part, bool):
+            raise ValueError(f"an order key must hold only ints, got {_short(order_key)}")
+        if not MIN_KEY_INT <= part <= MAX_KEY_INT:
+            raise ValueError(
+                f"an order key's ints must be in -2**63..2**64-1, got {_short(order_key)}"
+            )
+    return tuple(int(part) for part in order_key)
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class _Entry:
+    """One applied op and where it sits in the order."""
+
+    __slots__ = ("key", "op", "sort_key")
+
+    def __init__(self, key: OrderKey, sort_key: SortKey, op: Op) -> None:
+        self.key = key
+        self.sort_key = sort_key
+        self.op = op
+
+
+# The state of every object touched by one apply, as it was before it: None = not visible.
+_Before = dict[OpId, BoardObject | None]
+
+
+class Board:
+    """The replicated board. Not thread-safe: one owner applies ops and reads the state."""
+
+    def __init__(self) -> None:
+        self._entries: dict[OpId, _Entry] = {}
+        self._last: SortKey | None = None
+        # Per target: the sort key of the UNDO/REDO that decides it (the greatest valid one so
+        # far) and whether it is an UNDO. Kept for targets not (yet) applied too: an undo may
+        # arrive before its target.
+        self._toggles: dict[OpId, tuple[SortKey, bool]] = {}
+        # Per target: the ERASE / MOVE ops naming it, in arrival order, in effect or not.
+        self._erasers: dict[OpId, list[OpId]] = {}
+        self._movers: dict[OpId, list[Move]] = {}
+        self._clears: list[OpId] = []
+        # The greatest sort key of the CLEARs in effect: everything created before it is gone.
+        self._cleared_below: SortKey | None = None
+        # The visible objects. Kept in z-order when possible; see _z_sorted.
+        self._objects: dict[OpId, BoardObject] = {}
+        # True while _objects iterates in z-order. Adding the object with the greatest key keeps
+        # it so; anything else (a late drawing, a restored object) defers a sort to objects().
+        self._z_sorted = True
+        self._z_top: SortKey | None = None
+        self._hash: str | None = None
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __contains__(self, op_id: object) -> bool:
+        return op_id in self._entries
+
+    def __repr__(self) -> str:
+        return f"<Board ops={len(self._entries)} objects={len(self._objects)}>"
+
+    def op(self, op_id: OpId) -> Op:
+        """The applied op with id ``op_id``; KeyError if it was not applied."""
+        return self._entries[op_id].op
+
+    def key(self, op_id: OpId) -> OrderKey:
+        """The order key ``op_id`` was applied at; KeyError if it was not applied."""
+        return self._entries[op_id].key
+
+    @property
+    def last_key(self) -> OrderKey | None:
+        """The greatest order key applied, None for an empty board."""
+        return None if self._last is None else self._last[0]
+
+    def in_effect(self, op_id: OpId) -> bool:
+        """False if the last valid UNDO/REDO on ``op_id`` so far is an UNDO.
+
+        Meaningless for UNDO/REDO ops themselves, which cannot be undone.
+        """
+        toggle = self._toggles.get(op_id)
+        return toggle is None or not toggle[1]
+
+    def log(self) -> list[tuple[OrderKey, Op]]:
+        """Every applied op with its order key, in order."""
+        entries = sorted(self._entries.values(), key=_sort_key_of)
+        return [(entry.key, entry.op) for entry in entries]
+
+    def object(self, op_id: OpId) -> BoardObject | None:
+        """The visible object created by ``op_id``, None if it is not visible."""
+        return self._objects.get(op_id)
+
+    def objects(self) -> list[BoardObject]:
+        """The visible objects in z-order (bottom first): the order of their drawing ops."""
+        return list(self._ordered().values())
+
+    def hash(self) -> str:
+        """Hex SHA-256 of the visible state; equal states give equal hashes on every replica.
+
+        The canonical encoding: the msgpack str "whiteboard-board-state/1", then for each
+        visible object in z-order the msgpack array [dx, dy] (float64) followed by the wire
+        encoding of its drawing op.
+        """
+        if self._hash is None:
+            digest = hashlib.sha256(HASH_DOMAIN)
+            pack = msgpack.packb
+            for obj in self._ordered().values():
+                digest.update(pack((obj.dx, obj.dy)))
+                digest.update(encode_op(obj.op))
+            self._hash = digest.hexdigest()
+        return self._hash
+
+    def _ordered(self) -> dict[OpId, BoardObject]:
+        if not self._z_sorted:
+            entries = self._entries
+            # Mostly sorted already (the out-of-place objects were appended at the end), which
+            # Timsort merges in about linear time.
+            items = sorted(self._objects.items(), key=lambda item: entries[item[0]].sort_key)
+            self._objects = dict(items)
+            self._z_sorted = True
+            self._z_top = entries[items[-1][0]].sort_key if items else None
+        return self._objects
+
+    # -- applying ---------------------------------------------------------------------------
+
+    def apply(self, order_key: OrderKey, op: Op) -> Change:
+        """Inserts ``op`` at ``order_key`` and reports what changed on screen.
+
+        An op id already applied is ignored, whatever its key (``duplicate=True``). Raises
+        ValueError for an unusable order key and TypeError for something that is not an op.
+        """
+        key = check_order_key(order_key)
+        if not isinstance(op, OP_TYPES):
+            raise TypeError(f"not an op: {type(op).__name__}")
+        op_id = op.id
+        if op_id in self._entries:
+            return Change(op_id, late=False, duplicate=True)
+        sort_key: SortKey = (key, op_id)
+        late = self._last is not None and sort_key < self._last
+        if not late:
+            self._last = sort_key
+        self._entries[op_id] = _Entry(key, sort_key, op)
+
+        before: _Before = {}
+        if isinstance(op, Stroke | Shape | Text):
+            self._refresh(op_id, before)
+        elif isinstance(op, Erase):
+            self._apply_erase(op, sort_key, before)
+        elif isinstance(op, Move):
+            self._apply_move(op, sort_key, late, before)
+        elif isinstance(op, Clear):
+            self._clears.append(op_id)
+            if self.in_effect(op_id):
+                self._raise_clear(sort_key, before)
+        elif isinstance(op, Undo | Redo):
+            self._apply_toggle(op, sort_key, before)
+        return self._change(op_id, late, before)
+
+    def _apply_erase(self, op: Erase, sort_key: SortKey, before: _Before) -> None:
+        op_id = op.id
+        for target in op.targets:
+            self._erasers.setdefault(target, []).append(op_id)
+        if not self.in_effect(op_id):
+            return
+        entries = self._entries
+        for target in op.targets:
+            # A visible target created before the erase is gone; an invisible one stays so.
+            if target in self._objects and entries[target].sort_key < sort_key:
+                self._set(target, None, before)
+
+    def _apply_move(self, op: Move, sort_key: SortKey, late: bool, before: _Before) -> None:
+        for target in op.targets:
+            self._movers.setdefault(target, []).append(op)
+        if not self.in_effect(op.id):
+            return
+        entries = self._entries
+        for target in op.targets:
+            obj = self._objects.get(target)
+            if obj is None or entries[target].sort_key > sort_key:
+                continue
+            if late:
+                # Re-sum in key order: float addition must happen in the same order everywhere.
+                self._refresh(target, before)
+            else:
+                # The greatest key so far: this move is the last term of the sum anyway.
+                self._set(target, BoardObject(obj.op, obj.dx + op.dx, obj.dy + op.dy), before)
+
+    def _apply_toggle(self, op: Undo | Redo, sort_key: SortKey, before: _Before) -> None:
+        target = op.target
+        if op.id.author != target.author:
+            return  # a member may only undo/redo its own ops: recorded, no effect
+        current = self._toggles.get(target)
+        if current is not None and current[0] > sort_key:
+            return  # a later UNDO/REDO on the same target decides
+        was_in_effect = current is None or not current[1]
+        undo = isinstance(op, Undo)
+        self._toggles[target] = (sort_key, undo)
+        entry = self._entries.get(target)
+        if entry is None or was_in_effect != undo:
+            return  # the target is not here yet, or stays as it was
+        target_op = entry.op
+        if isinstance(target_op, Stroke | Shape | Text):
+            self._refresh(target, before)
+        elif isinstance(target_op, Erase | Move):
+            for moved_or_erased in target_op.targets:
+                self._refresh(moved_or_erased, before)
+        elif isinstance(target_op, Clear):
+            self._rescan_clears(before)
+        # An UNDO/REDO aimed at an UNDO/REDO has no effect.
+
+    def _raise_clear(self, sort_key: SortKey, before: _Before) -> None:
+        """A CLEAR at ``sort_key`` came into effect."""
+        if self._cleared_below is not None and sort_key < self._cleared_below:
+            return  # a later clear already removed everything this one would
+        self._cleared_below = sort_key
+        entries = self._entries
+        for target in [t for t in self._objects if entries[t].sort_key < sort_key]:
+            self._set(target, None, before)
+
+    def _rescan_clears(self, before: _Before) -> None:
+        """A CLEAR came into or went out of effect through an UNDO/REDO."""
+        entries = self._entries
+        old = self._cleared_below
+        new = max((entries[c].sort_key for c in self._clears if self.in_effect(c)), default=None)
+        if new == old:
+            return
+        if old is None or (new is not None and new > old):
+            assert new is not None  # new != old, and old is None or smaller
+            self._raise_clear(new, before)
+            return
+        # The bar went down: drawings between the new bar and the old one may come back.
+        self._cleared_below = new
+        for op_id, entry in entries.items():
+            if (
+                isinstance(entry.op, Stroke | Shape | Text)
+                and entry.sort_key < old
+                and (new is None or entry.sort_key > new)
+            ):
+                self._refresh(op_id, before)
+
+    def _compute(self, op_id: OpId) -> BoardObject | None:
+        """The object ``op_id`` per the per-object characterisation in the module docstring."""
+        entry = self._entries.get(op_id)
+        if entry is None:
+            return None
+        op = entry.op
+        if not isinstance(op, Stroke | Shape | Text) or not self.in_effect(op_id):
+            return None
+        sort_key = entry.sort_key
+        if self._cleared_below is not None and sort_key < self._cleared_below:
+            return None
+        entries = self._entries
+        for eraser in self._erasers.get(op_id, ()):
+            if entries[eraser].sort_key > sort_key and self.in_effect(eraser):
+                return None
+        dx = dy = 0.0
+        movers = self._movers.get(op_id)
+        if movers:
+            moves = sorted(
+                (
+                    (entries[move.id].sort_key, move)
+                    for move in movers
+                    if entries[move.id].sort_key > sort_key and self.in_effect(move.id)
+                ),
+                key=itemgetter(0),
+            )
+            for _, move in moves:
+                dx += move.dx
+                dy += move.dy
+        current = self._objects.get(op_id)
+        if current is not None and current.dx == dx and current.dy == dy:
+            return current
+        return BoardObject(op, dx, dy)
+
+    def _refresh(self, op_id: OpId, before: _Before) -> None:
+        self._set(op_id, self._compute(op_id), before)
+
+    def _set(self, op_id: OpId, obj: BoardObject | None, before: _Before) -> None:
+        objects = self._objects
+        current = objects.get(op_id)
+        if obj is current:
+            return
+        if op_id not in before:
+            before[op_id] = current
+        if obj is None:
+            del objects[op_id]
+            return
+        if current is None:
+            sort_key = self._entries[op_id].sort_key
+            if self._z_top is None or sort_key > self._z_top:
+                self._z_top = sort_key
+            else:
+                self._z_sorted = False
+        # Replacing the value of a present key keeps its place in the dict, hence in z-order.
+        objects[op_id] = obj
+
+    def _change(self, op_id: OpId, late: bool, before: _Before) -> Change:
+        if not before:
+            return Change(op_id, late=late, duplicate=False)
+        added: list[OpId] = []
+        removed: list[OpId] = []
+        changed: list[OpId] = []
+        objects = self._objects
+        for target, old in before.items():
+            new = objects.get(target)
+            if old is None:
+                if new is not None:
+                    added.append(target)
+            elif new is None:
+                removed.append(target)
+            elif new.dx != old.dx or new.dy != old.dy:
+                changed.append(target)
+        if added or removed or changed:
+            self._hash = None
+        entries = self._entries
+
+        def z_order(ids: list[OpId]) -> tuple[OpId, ...]:
+            return tuple(sorted(ids, key=lambda i: entries[i].sort_key))
+
+        return Change(op_id, late, False, z_order(added), z_order(removed), z_order(changed))
+
+    # -- snapshots --------------------------------------------------------------------------
+
+    def snapshot(self) -> bytes:
+        """The whole ordered op log: ``[magic, version, [[order_key, op_wire], ...]]``."""
+        log = [
+            [entry.key, op_to_wire(entry.op)]
+            for entry in sorted(self._entries.values(), key=_sort_key_of)
+        ]
+        data: bytes = msgpack.packb([SNAPSHOT_MAGIC, SNAPSHOT_VERSION, log], use_bin_type=True)
+        return data
+
+    @classmethod
+    def from_snapshot(cls, data: bytes) -> Board:
+        """The board a snapshot describes. Raises :class:`SnapshotError`, and nothing else."""
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise SnapshotError(f"a snapshot must be bytes, got {type(data).__name__}")
+        if not data:
+            raise SnapshotError("the snapshot is empty")
+        if len(data) > MAX_SNAPSHOT_BYTES:
+            raise SnapshotError(
+                f"the snapshot is {len(data)} bytes, more than the limit of {MAX_SNAPSHOT_BYTES}"
+            )
+        limits = dict(UNPACK_LIMITS)
+        # The log itself may be longer than any array inside an op.
+        limits["max_array_len"] = len(data)
+        try:
+            item = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=False, **limits)
+        # msgpack signals bad input with many exception types; all mean "not a snapshot".
+        except Exception as error:
+            raise SnapshotError(f"the snapshot is not valid msgpack: {error}") from None
+        try:
+            return cls._from_item(item)
+        except SnapshotError:
+            raise
+        # _from_item is meant to raise only SnapshotError; a snapshot comes from another host,
+        # so should anything else slip through it still must not take the joiner down.
+        except Exception as error:
+            raise SnapshotError(f"malformed snapshot ({type(error).__name__}: {error})") from None
+
+    @classmethod
+    def _from_item(cls, item: Any) -> Board:
+        shape = f"[{SNAPSHOT_MAGIC!r}, version, [[order_key, op], ...]]"
+        if not isinstance(item, tuple) or len(item) != 3 or item[0] != SNAPSHOT_MAGIC:
+            raise SnapshotError(f"not a board snapshot: expected a msgpack array {shape}")
+        version = item[1]
+        if type(version) is not int:
+            raise SnapshotError(f"the snapshot version must be an int, got {_short(version)}")
+        if version != SNAPSHOT_VERSION:
+            raise SnapshotError(
+                f"unsupported snapshot version {version} (this build reads {SNAPSHOT_VERSION})"
+            )
+        log = item[2]
+        if not isinstance(log, tuple):
+            raise SnapshotError(f"the snapshot log must be an array, got {_short(log)}")
+        board = cls()
+        previous: SortKey | None = None
+        for index, entry in enumerate(log):
+            if not isinstance(entry, tuple) or len(entry) != 2:
+                raise SnapshotError(
+                    f"snapshot entry {index} must be an array [order_key, op], got {_short(entry)}"
+                )
+            try:
+                key = check_order_key(entry[0])
+                op = op_from_wire(entry[1])
+            except (ValueError, OpDecodeError) as error:
+                raise SnapshotError(f"snapshot entry {index}: {error}") from None
+            sort_key = (key, op.id)
+            if op.id in board:
+                raise SnapshotError(f"snapshot entry {index} repeats op id {op.id}")
+            if previous is not None and sort_key <= previous:
+                raise SnapshotError(
+                    f"snapshot entry {index} is out of order: key {key} after {previous[0]}"
+                )
+            previous = sort_key
+            board.apply(key, op)
+        return board
+
+
+def _sort_key_of(entry: _Entry) -> SortKey:
+    return entry.sort_key

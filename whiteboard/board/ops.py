@@ -1,0 +1,343 @@
+"""Op records: the only things peers tell each other about the board.
+
+Every op is a frozen, slotted dataclass that validates itself on construction, so an ``Op``
+value that exists is always within the limits below: the codec, the board and the UI never
+re-check. Numbers are normalised on the way in (``int`` -> ``float`` for float fields, plain
+``tuple`` -> :class:`OpId`) so that two equal ops are equal field by field and encode to the
+same bytes.
+
+The limits are part of the wire contract (docs/board-model.md): changing one changes which
+datagrams a peer accepts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar, NamedTuple
+
+# Every float must lie within these bounds. NaN and the infinities fail every such comparison,
+# so one chained comparison also enforces "finite".
+MAX_COORD = 1e7
+# A move may carry an object from one edge of the coordinate range to the other.
+MAX_DELTA = 2e7
+MAX_WIDTH = 500.0
+MAX_FONT_SIZE = 1000.0
+MAX_POINTS = 20_000
+MAX_TEXT_CHARS = 10_000
+MAX_TARGETS = 10_000
+MAX_AUTHOR = 2**32 - 1
+MAX_COUNTER = 2**63 - 1
+MAX_COLOUR = 2**32 - 1
+
+
+class OpKind(IntEnum):
+    """The wire constant of each op kind. The values are on the wire: never renumber."""
+
+    STROKE = 1
+    LINE = 2
+    RECT = 3
+    ELLIPSE = 4
+    ARROW = 5
+    TEXT = 6
+    ERASE = 7
+    MOVE = 8
+    CLEAR = 9
+    UNDO = 10
+    REDO = 11
+
+
+SHAPE_KINDS = frozenset({OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW})
+DRAWING_KINDS = frozenset({OpKind.STROKE, OpKind.TEXT} | SHAPE_KINDS)
+
+
+class Tool(IntEnum):
+    """How a stroke is rendered. On the wire: never renumber."""
+
+    PEN = 1
+    HIGHLIGHTER = 2
+    MARKER = 3
+
+
+class OpId(NamedTuple):
+    """The unique id of an op: its author's member id and that author's op counter.
+
+    A NamedTuple rather than a dataclass because ids are hashed and compared very often (dict
+    keys, sort keys) and tuples do both in C.
+    """
+
+    author: int
+    counter: int
+
+    def __str__(self) -> str:
+        return f"{self.author}:{self.counter}"
+
+
+class InvalidOpError(ValueError):
+    """An op record was built with a field outside its type or limits."""
+
+
+def _short(value: object) -> str:
+    """A bounded ``repr`` for error messages: a 40,000-point list must not end up in a log."""
+    text = repr(value)
+    if len(text) > 60:
+        text = text[:57] + "..."
+    return text
+
+
+def _got(value: object, wanted: type | tuple[type, ...] = (int, float)) -> str:
+    # Name the type when it is the problem, so "got '3'" is not mistaken for the number 3.
+    if isinstance(value, bool) or not isinstance(value, wanted):
+        return f"got {type(value).__name__} {_short(value)}"
+    return f"got {_short(value)}"
+
+
+def _is_int(value: object) -> bool:
+    # bool is an int subclass in Python, but True is never a valid member id, colour or count.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise InvalidOpError(
+            f"op field {name!r} must be an int in {low}..{high}, {_got(value, int)}"
+        )
+    return int(value)
+
+
+def _check_float(
+    name: str, value: object, low: float, high: float, rule: str, *, open_low: bool = False
+) -> float:
+    """Returns ``value`` as a float if it lies in [low, high] ((low, high] if ``open_low``)."""
+    # Compare before converting: float() of a huge int raises OverflowError.
+    if (
+        not isinstance(value, int | float)
+        or isinstance(value, bool)
+        or not low <= value <= high
+        or (open_low and value == low)
+    ):
+        raise InvalidOpError(f"op field {name!r} must be a number {rule}, {_got(value)}")
+    return float(value)
+
+
+def _check_coord(name: str, value: object) -> float:
+    return _check_float(name, value, -MAX_COORD, MAX_COORD, "within +-1e7")
+
+
+def _check_positive(name: str, value: object, high: float) -> float:
+    return _check_float(name, value, 0.0, high, f"> 0 and <= {high:g}", open_low=True)
+
+
+def _check_id(name: str, value: object) -> OpId:
+    if not isinstance(value, tuple) or len(value) != 2:
+        raise InvalidOpError(
+            f"op field {name!r} must be an OpId (author, counter), {_got(value, tuple)}"
+        )
+    author = _check_int(f"{name}.author", value[0], 1, MAX_AUTHOR)
+    counter = _check_int(f"{name}.counter", value[1], 0, MAX_COUNTER)
+    if type(value) is OpId and type(value[0]) is int and type(value[1]) is int:
+        return value
+    return OpId(author, counter)
+
+
+def _check_targets(name: str, value: object) -> tuple[OpId, ...]:
+    if not isinstance(value, tuple | list):
+        raise InvalidOpError(
+            f"op field {name!r} must be a tuple of 1..{MAX_TARGETS} op ids, {_got(value)}"
+        )
+    if not 1 <= len(value) <= MAX_TARGETS:
+        raise InvalidOpError(
+            f"op field {name!r} must hold 1..{MAX_TARGETS} op ids, got {len(value)}"
+        )
+    targets = tuple(_check_id(f"{name}[{i}]", target) for i, target in enumerate(value))
+    # A repeated target would make "move each target once" ambiguous for readers of the log;
+    # a sender has no reason to repeat one, so refuse it rather than define it.
+    if len(set(targets)) != len(targets):
+        raise InvalidOpError(f"op field {name!r} must not repeat an op id")
+    return targets
+
+
+def _check_points(value: object) -> tuple[float, ...]:
+    if not isinstance(value, tuple | list):
+        raise InvalidOpError(f"op field 'points' must be a flat tuple of numbers, {_got(value)}")
+    count = len(value)
+    if count % 2 or not 2 <= count <= 2 * MAX_POINTS:
+        raise InvalidOpError(
+            f"op field 'points' must hold an even number of coordinates, 1..{MAX_POINTS} points"
+            f" (x0, y0, x1, y1, ...), got {count} numbers"
+        )
+    # Fast path for what the codec and the UI produce: a tuple of floats, kept as is (no copy).
+    if type(value) is tuple and all(
+        type(v) is float and -MAX_COORD <= v <= MAX_COORD for v in value
+    ):
+        return value
+    return tuple(_check_coord(f"points[{i}]", v) for i, v in enumerate(value))
+
+
+def _check_text(value: object) -> str:
+    rule = f"op field 'text' must be a str of 1..{MAX_TEXT_CHARS} characters"
+    if not isinstance(value, str):
+        raise InvalidOpError(f"{rule}, {_got(value)}")
+    if not 1 <= len(value) <= MAX_TEXT_CHARS:
+        raise InvalidOpError(f"{rule}, got {len(value)} characters")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot travel as msgpack str; refuse them here, not at send time.
+        raise InvalidOpError("op field 'text' must be valid Unicode (no lone surrogates)") from None
+    return str(value)
+
+
+def _set(obj: object, name: str, value: object) -> None:
+    # The records are frozen; normalising in __post_init__ is the one sanctioned mutation.
+    object.__setattr__(obj, name, value)
+
+
+@dataclass(frozen=True, slots=True)
+class Stroke:
+    """A freehand stroke: a polyline through ``points`` (x0, y0, x1, y1, ...)."""
+
+    id: OpId
+    points: tuple[float, ...]
+    colour: int  # ARGB, 0xAARRGGBB
+    width: float
+    tool: Tool = Tool.PEN
+
+    kind: ClassVar[OpKind] = OpKind.STROKE
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "points", _check_points(self.points))
+        _set(self, "colour", _check_int("colour", self.colour, 0, MAX_COLOUR))
+        _set(self, "width", _check_positive("width", self.width, MAX_WIDTH))
+        tool = _check_int("tool", self.tool, min(Tool), max(Tool))
+        _set(self, "tool", Tool(tool))
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A line, rectangle, ellipse or arrow from (x1, y1) to (x2, y2), the corners of its box."""
+
+    id: OpId
+    kind: OpKind
+    x1: float
+    y1: float
+    x2: float
+    y2: float
+    colour: int  # ARGB outline
+    width: float
+    fill: int = 0  # ARGB fill, 0 = no fill
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        if not _is_int(self.kind) or self.kind not in SHAPE_KINDS:
+            raise InvalidOpError(
+                f"op field 'kind' must be one of LINE=2, RECT=3, ELLIPSE=4, ARROW=5 for a shape, "
+                f"{_got(self.kind)}"
+            )
+        _set(self, "kind", OpKind(self.kind))
+        for name in ("x1", "y1", "x2", "y2"):
+            _set(self, name, _check_coord(name, getattr(self, name)))
+        _set(self, "colour", _check_int("colour", self.colour, 0, MAX_COLOUR))
+        _set(self, "width", _check_positive("width", self.width, MAX_WIDTH))
+        _set(self, "fill", _check_int("fill", self.fill, 0, MAX_COLOUR))
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """A text label whose top-left corner is at (x, y)."""
+
+    id: OpId
+    x: float
+    y: float
+    text: str
+    colour: int
+    font_size: float
+
+    kind: ClassVar[OpKind] = OpKind.TEXT
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "x", _check_coord("x", self.x))
+        _set(self, "y", _check_coord("y", self.y))
+        _set(self, "text", _check_text(self.text))
+        _set(self, "colour", _check_int("colour", self.colour, 0, MAX_COLOUR))
+        _set(self, "font_size", _check_positive("font_size", self.font_size, MAX_FONT_SIZE))
+
+
+@dataclass(frozen=True, slots=True)
+class Erase:
+    """Removes the target objects that exist at this op's place in the order."""
+
+    id: OpId
+    targets: tuple[OpId, ...]
+
+    kind: ClassVar[OpKind] = OpKind.ERASE
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "targets", _check_targets("targets", self.targets))
+
+
+@dataclass(frozen=True, slots=True)
+class Move:
+    """Translates the target objects that exist at this op's place in the order by (dx, dy)."""
+
+    id: OpId
+    targets: tuple[OpId, ...]
+    dx: float
+    dy: float
+
+    kind: ClassVar[OpKind] = OpKind.MOVE
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "targets", _check_targets("targets", self.targets))
+        _set(self, "dx", _check_float("dx", self.dx, -MAX_DELTA, MAX_DELTA, "within +-2e7"))
+        _set(self, "dy", _check_float("dy", self.dy, -MAX_DELTA, MAX_DELTA, "within +-2e7"))
+
+
+@dataclass(frozen=True, slots=True)
+class Clear:
+    """Removes every object that exists at this op's place in the order."""
+
+    id: OpId
+
+    kind: ClassVar[OpKind] = OpKind.CLEAR
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+
+
+@dataclass(frozen=True, slots=True)
+class Undo:
+    """Takes the author's own op ``target`` out of effect (unless a later REDO puts it back)."""
+
+    id: OpId
+    target: OpId
+
+    kind: ClassVar[OpKind] = OpKind.UNDO
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "target", _check_id("target", self.target))
+
+
+@dataclass(frozen=True, slots=True)
+class Redo:
+    """Puts the author's own op ``target`` back in effect (unless a later UNDO takes it out)."""
+
+    id: OpId
+    target: OpId
+
+    kind: ClassVar[OpKind] = OpKind.REDO
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "target", _check_id("target", self.target))
+
+
+Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo
+DrawingOp = Stroke | Shape | Text
+OP_TYPES: tuple[type, ...] = (Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo)
+DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text)
