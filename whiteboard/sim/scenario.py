@@ -3,6 +3,7 @@ run to completion (or a virtual-time limit), summarised as one JSON-able dict.""
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -37,7 +38,7 @@ def percentile(values: list[float], q: float) -> float:
     if not values:
         return 0.0
     ordered = sorted(values)
-    rank = max(1, min(len(ordered), round(q / 100.0 * len(ordered) + 0.5)))
+    rank = max(1, min(len(ordered), math.ceil(q / 100.0 * len(ordered))))
     return round(ordered[rank - 1], 3)
 
 

@@ -1,0 +1,120 @@
+"""The `whiteboard` command's contracts, run as a person runs them (a real process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def whiteboard(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
+    return subprocess.run(
+        [sys.executable, "-m", "whiteboard", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+def test_sim_prints_one_json_object_with_the_contract_fields() -> None:
+    run = whiteboard(
+        "sim",
+        "--transport",
+        "raw",
+        "--peers",
+        "3",
+        "--messages",
+        "30",
+        "--loss",
+        "0.1",
+        "--dup",
+        "0.05",
+        "--reorder",
+        "0.05",
+        "--delay-ms",
+        "2",
+        "--jitter-ms",
+        "1",
+        "--seed",
+        "7",
+        "--json",
+    )
+    assert run.returncode == 0, run.stderr
+    lines = run.stdout.strip().splitlines()
+    assert len(lines) == 1
+    result = json.loads(lines[0])
+    for field in (
+        "complete",
+        "delivered_min",
+        "delivered_max",
+        "duplicates_delivered",
+        "order_violations",
+        "converged",
+        "losses_injected",
+        "nacks_sent",
+        "retransmissions",
+        "nacks_per_loss",
+        "latency_ms_p50",
+        "latency_ms_p99",
+        "recovery_ms_p99",
+        "virtual_ms",
+        "wall_s",
+    ):
+        assert field in result
+    assert result["peers"] == 3 and result["messages"] == 30
+
+
+@pytest.mark.parametrize("command", ["sim", "peer"])
+@pytest.mark.parametrize("transport", ["rmp", "mtp"])
+def test_a_transport_not_built_yet_is_refused_clearly(command: str, transport: str) -> None:
+    args = (
+        ["--peers", "2", "--messages", "1"]
+        if command == "sim"
+        else [
+            "--group",
+            "239.255.3.3:47123",
+            "--iface",
+            "127.0.0.1",
+            "--ttl",
+            "0",
+            "--name",
+            "x",
+            "--duration",
+            "1",
+        ]
+    )
+    run = whiteboard(command, "--transport", transport, *args)
+    if run.returncode == 0:
+        pytest.skip(f"{transport} has landed")
+    assert run.returncode == 2
+    assert f"the '{transport}' transport is not implemented in this build yet" in run.stderr
+    assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["sim", "--transport", "raw", "--loss", "2"], "not a probability"),
+        (["sim", "--transport", "raw", "--peers", "0"], "at least 1"),
+        (
+            ["peer", "--transport", "raw", "--group", "10.0.0.1:5000", "--name", "x"],
+            "not a multicast address",
+        ),
+        (["peer", "--transport", "raw", "--group", "239.255.3.3", "--name", "x"], "ADDR:PORT"),
+        (["sim", "--transport", "raw", "--param", "bogus=1"], "unknown raw transport parameter"),
+    ],
+)
+def test_bad_arguments_get_a_readable_message(args: list[str], message: str) -> None:
+    run = whiteboard(*args)
+    assert run.returncode == 2
+    assert message in run.stderr
+    assert "Traceback" not in run.stderr
