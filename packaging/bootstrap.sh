@@ -15,18 +15,38 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e ".[test,analytics]"
 
-# Qt needs a few system libraries (EGL, xkbcommon, fontconfig). Check that Qt really loads,
-# and on Debian, as root, install what is missing instead of failing later in a test.
+# Qt needs system libraries that a bare machine may lack: EGL, xkbcommon and fontconfig to
+# start at all, and the xcb family to open a window on an X display (Qt 6.5+ also dlopens
+# libxcb-cursor). Check, and on Debian as root install what is missing rather than fail later.
+qt_packages="libegl1 libgl1 libopengl0 libxkbcommon0 libfontconfig1 libglib2.0-0 libdbus-1-3
+    libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-xkb1
+    libxkbcommon-x11-0 libxcb-shape0 libxcb-randr0 libxcb-xinerama0"
 qt_check='from PySide6.QtGui import QGuiApplication; QGuiApplication(["x", "-platform", "offscreen"])'
-if ! QT_QPA_PLATFORM=offscreen "$venv/bin/python" -c "$qt_check" >/dev/null 2>&1; then
+xcb_plugin=$("$venv/bin/python" -c 'import PySide6, pathlib; print(next(pathlib.Path(PySide6.__file__).parent.glob("Qt/plugins/platforms/libqxcb.so"), ""))')
+
+qt_incomplete() {
+    QT_QPA_PLATFORM=offscreen "$venv/bin/python" -c "$qt_check" >/dev/null 2>&1 || return 0
+    if [ -n "$xcb_plugin" ] && command -v ldd >/dev/null; then
+        ldd "$xcb_plugin" | grep -q "not found" && return 0
+        command -v ldconfig >/dev/null && ! ldconfig -p | grep -q "libxcb-cursor.so.0" && return 0
+    fi
+    return 1
+}
+
+if qt_incomplete; then
     if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "Installing the system libraries Qt needs (Debian packages)..."
         apt-get update -qq
-        apt-get install -y -qq libegl1 libgl1 libxkbcommon0 libfontconfig1 libglib2.0-0 \
-            libdbus-1-3 libopengl0 >/dev/null
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $qt_packages >/dev/null
     fi
     if ! QT_QPA_PLATFORM=offscreen "$venv/bin/python" -c "$qt_check"; then
         echo "Qt (PySide6) cannot start: install your system's EGL, xkbcommon and fontconfig" >&2
-        echo "libraries (Debian: libegl1 libxkbcommon0 libfontconfig1)." >&2
+        echo "libraries (Debian: $qt_packages)." >&2
         exit 1
+    fi
+    if qt_incomplete; then
+        echo "warning: Qt's X11 libraries are incomplete; the app may not open a window." >&2
+        echo "Install (Debian names): $qt_packages" >&2
     fi
 fi
