@@ -56,6 +56,28 @@ def _param(text: str) -> tuple[str, object]:
     return key, value
 
 
+def _add_transport_options(parser: argparse.ArgumentParser, transports: list[str]) -> None:
+    """The options ``sim`` and ``peer`` share: which transport, its settings, the output."""
+    parser.add_argument("--transport", required=True, choices=transports)
+    parser.add_argument(
+        "--profile",
+        choices=["lan", "seed"],
+        default="lan",
+        help="the transport's parameter set: lan (tuned) or seed (the paper's)",
+    )
+    parser.add_argument(
+        "--param",
+        type=_param,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a transport parameter (repeatable)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON line (the default prints it indented)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="whiteboard",
@@ -68,7 +90,7 @@ def build_parser() -> argparse.ArgumentParser:
     transports = list(TRANSPORT_MODULES)
 
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
-    sim.add_argument("--transport", required=True, choices=transports)
+    _add_transport_options(sim, transports)
     sim.add_argument("--peers", type=_positive_int, default=3)
     sim.add_argument("--messages", type=_count, default=100, help="strokes in total")
     sim.add_argument("--loss", type=_probability, default=0.0)
@@ -84,21 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="virtual seconds allowed after the last stroke",
     )
     sim.add_argument("--seed", type=int, default=1)
-    sim.add_argument("--profile", choices=["lan", "seed"], default="lan")
-    sim.add_argument(
-        "--param",
-        type=_param,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="a transport parameter (repeatable)",
-    )
-    sim.add_argument(
-        "--json", action="store_true", help="print one JSON line (the default prints it indented)"
-    )
 
     peer = sub.add_parser("peer", help="a headless member drawing synthetic strokes")
-    peer.add_argument("--transport", required=True, choices=transports)
+    _add_transport_options(peer, transports)
     peer.add_argument("--group", required=True, metavar="ADDR:PORT")
     peer.add_argument(
         "--iface",
@@ -128,12 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--tx-loss", type=_probability, default=0.0)
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
-    peer.add_argument("--profile", choices=["lan", "seed"], default="lan")
     peer.add_argument(
         "--role", choices=["master", "producer", "consumer"], default=None, help="MTP only"
     )
-    peer.add_argument("--param", type=_param, action="append", default=[], metavar="NAME=VALUE")
-    peer.add_argument("--json", action="store_true", help="print one JSON line")
     return parser
 
 

@@ -9,7 +9,8 @@ from whiteboard.sim.scenario import ScenarioConfig, percentile, run_scenario
 from whiteboard.sim.session import SimSession
 from whiteboard.transport.raw.wire import RawType
 
-CONTRACT = {
+# The fields `whiteboard sim --json` promises (issue: stable contract).
+SIM_CONTRACT = {
     "complete",
     "delivered_min",
     "delivered_max",
@@ -38,7 +39,7 @@ def test_same_seed_gives_the_same_result_and_another_seed_does_not() -> None:
         "raw", peers=5, messages=300, impairment=impaired, seed=42, settle_s=5.0
     )
     first, second = run_scenario(config), run_scenario(config)
-    assert set(first) >= CONTRACT
+    assert set(first) >= SIM_CONTRACT
     assert without_wall_time(first) == without_wall_time(second)
     other = run_scenario(
         ScenarioConfig("raw", peers=5, messages=300, impairment=impaired, seed=43, settle_s=5.0)
