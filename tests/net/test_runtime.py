@@ -81,6 +81,28 @@ def test_rx_loss_injection_is_seeded_and_exact(group: GroupAddress) -> None:
     lossy.transport.close()
 
 
+def test_tx_loss_injection_drops_a_seeded_share_of_what_is_sent(group: GroupAddress) -> None:
+    reactor = SelectorReactor()
+    lossy = Member(reactor, group, tx_loss=0.4, seed=3)
+    listener = Member(reactor, group)
+    listener.transport.open()
+    lossy.transport.open()
+    count = 200
+    for k in range(count):
+        lossy.transport.send(b"%d" % k)
+    assert len(lossy.payloads()) == count  # the sender's own delivery is not on the wire
+    dropped = lossy.carrier.stats.tx_loss_injected
+    assert 40 < dropped < 130
+    # Of the lossy member's datagrams (H HELLOs and `count` DATA), `dropped` never left; the
+    # listener gets every DATA that did (nothing is lost on loopback at this rate).
+    hellos = lossy.transport.counters()["datagrams_sent"] - count
+    assert reactor.run(stop=lambda: len(listener.payloads()) >= count - dropped, timeout=WAIT)
+    reactor.run(stop=lambda: False, timeout=0.3)  # let any stragglers in
+    assert count - dropped <= len(listener.payloads()) <= count - dropped + hellos
+    lossy.transport.close()
+    listener.transport.close()
+
+
 def test_malformed_datagrams_are_counted_and_the_member_lives_on(group: GroupAddress) -> None:
     reactor = SelectorReactor()
     a, b = Member(reactor, group), Member(reactor, group)

@@ -186,3 +186,15 @@ def test_same_seed_same_run_other_seed_other_run() -> None:
 def test_impairment_rejects_nonsense(bad: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         Impairment(**bad)
+
+
+def test_a_link_override_impairs_only_that_direction() -> None:
+    network, stations = build(3)
+    network.set_link(0, 2, Impairment(loss=1.0))
+    blast(network, stations[0], 20)
+    blast(network, stations[2], 20)
+    network.run(until=1.0)
+    assert received(stations[1], stations[0]) == list(range(20))
+    assert received(stations[2], stations[0]) == []
+    assert received(stations[0], stations[2]) == list(range(20))
+    assert network.stats.losses_injected == 20

@@ -1,0 +1,107 @@
+"""The driver between a core and its carrier: pumping, re-entrancy, and bug containment."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import pytest
+
+from tests.sim.probe import ProbeCore
+from whiteboard.transport.driver import CoreDriver
+from whiteboard.transport.events import Delivered, Event, Failure
+from whiteboard.transport.interface import Address, UpperLayer
+from whiteboard.transport.raw import make_core as make_raw
+
+
+@dataclass
+class RecordingCarrier:
+    """The I/O edge, recorded: what the driver asks of it is what is under test."""
+
+    clock: float = 0.0
+    sent: list[tuple[bytes, Address | None]] = field(default_factory=list)
+    timers: list[float | None] = field(default_factory=list)
+    released: int = 0
+
+    def now(self) -> float:
+        return self.clock
+
+    def transmit(self, data: bytes, dest: Address | None) -> None:
+        self.sent.append((data, dest))
+
+    def set_timer(self, deadline: float | None) -> None:
+        self.timers.append(deadline)
+
+    def release(self) -> None:
+        self.released += 1
+
+
+class ExplodingCore(ProbeCore):
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        raise KeyError("a bug")
+
+
+def make_exploding(
+    member_id: int, upper: UpperLayer, rng: random.Random, params: Mapping[str, object]
+) -> ExplodingCore:
+    return ExplodingCore(member_id, upper)
+
+
+def driver_for(factory, handler, strict: bool = False) -> tuple[CoreDriver, RecordingCarrier]:
+    carrier = RecordingCarrier()
+    driver = CoreDriver("test", factory, 5, random.Random(1), {}, carrier, handler, strict=strict)
+    return driver, carrier
+
+
+def test_a_bug_in_a_core_is_reported_and_the_member_lives_on() -> None:
+    events: list[Event] = []
+    driver, _ = driver_for(make_exploding, events.append)
+    driver.open()
+    driver.datagram_received(b"x", ("h", 1))
+    failures = [e for e in events if isinstance(e, Failure)]
+    assert len(failures) == 1 and "internal error in the test transport" in failures[0].reason
+    assert driver.counters()["internal_errors"] == 1
+    driver.datagram_received(b"y", ("h", 1))  # still serving
+    assert driver.counters()["internal_errors"] == 2
+
+
+def test_strict_mode_lets_a_core_bug_propagate() -> None:
+    driver, _ = driver_for(make_exploding, lambda e: None, strict=True)
+    driver.open()
+    with pytest.raises(KeyError):
+        driver.datagram_received(b"x", ("h", 1))
+
+
+def test_a_handler_may_send_while_events_are_dispatched() -> None:
+    payloads: list[bytes] = []
+    driver: CoreDriver
+
+    def handler(event: Event) -> None:
+        if isinstance(event, Delivered):
+            payloads.append(event.payload)
+            if event.payload == b"ping":
+                driver.send(b"pong")  # re-enters the driver mid-dispatch
+
+    driver, carrier = driver_for(make_raw, handler)
+    driver.open()
+    driver.send(b"ping")
+    assert payloads == [b"ping", b"pong"]
+    assert len(carrier.sent) == 3  # HELLO, ping, pong: everything reached the wire
+    assert carrier.timers[-1] is not None  # the core's next deadline is armed
+
+
+def test_oversized_payload_is_refused_before_the_core() -> None:
+    driver, _ = driver_for(make_raw, lambda e: None)
+    driver.open()
+    with pytest.raises(ValueError, match="exceeds the test transport's maximum"):
+        driver.send(b"x" * (driver.max_payload + 1))
+
+
+def test_closing_releases_the_carrier_once_the_core_has_finished() -> None:
+    driver, carrier = driver_for(make_raw, lambda e: None)
+    driver.open()
+    driver.close()
+    assert driver.finished and carrier.released == 1 and carrier.timers[-1] is None
+    driver.close()
+    assert carrier.released == 1
