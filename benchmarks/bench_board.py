@@ -1,4 +1,4 @@
-"""Benchmark of the board (not collected by pytest): python -m tests.board.bench_board [N]."""
+"""Benchmark of the board: python benchmarks/bench_board.py [N]."""
 
 from __future__ import annotations
 
