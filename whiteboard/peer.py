@@ -62,13 +62,13 @@ class HeadlessPeer:
         self._drawing = False
         self._leaving = False
         self._finished = False
+        self._stop_requested = False
         self._rng = random.Random(f"{config.name}:{config.net.seed}")
         self.transport, self.carrier = open_transport(
             config.transport,
             config.net,
             self.reactor,
             self._on_event,
-            self.replica.snapshot,
             config.params,
             on_finished=self._done,
         )
@@ -76,12 +76,16 @@ class HeadlessPeer:
     def run(self) -> dict[str, object]:
         cfg = self.config
         self.reactor.call_at(self.started + cfg.duration, self._leave)
-        previous = {s: signal.signal(s, lambda *_: self._leave()) for s in _STOP_SIGNALS}
+        # A signal handler runs between any two bytecodes, possibly inside the core: it only
+        # raises a flag and wakes the loop, which then leaves from a safe place.
+        previous = {s: signal.signal(s, self._on_signal) for s in _STOP_SIGNALS}
+        wakeup = self.reactor.install_signal_wakeup()
         try:
             self.transport.open()
             # The cap plus time to leave properly; the protocol's own leaving is bounded too.
-            self.reactor.run(stop=lambda: self._finished, timeout=cfg.duration + 15.0)
+            self.reactor.run(stop=self._should_stop, timeout=cfg.duration + 15.0)
         finally:
+            signal.set_wakeup_fd(wakeup)
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             if not self._finished:
@@ -113,6 +117,8 @@ class HeadlessPeer:
             "rejected_ops": self.replica.stats.rejected,
             "tx_loss_injected": self.carrier.stats.tx_loss_injected,
             "rx_loss_injected": self.carrier.stats.rx_loss_injected,
+            "receive_buffer": self.carrier.stats.receive_buffer,
+            "rejected_states": self.replica.stats.rejected_states,
             "counters": counters,
             "failures": self.failures,
             "elapsed_s": round(self.reactor.time() - self.started, 3),
@@ -121,8 +127,8 @@ class HeadlessPeer:
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
+        self.replica.handle(event, self.transport)
         if isinstance(event, Delivered):
-            self.replica.apply_delivered(event)
             self._check_goal()
         elif isinstance(event, Ready):
             self.join_ms = round((self.reactor.time() - self.started) * 1000.0, 3)
@@ -131,11 +137,8 @@ class HeadlessPeer:
         elif isinstance(event, MemberChanged):
             self.members[event.member] = event.state
             self._maybe_start_drawing()
-        elif isinstance(event, BoardStateReceived):
-            try:
-                self.replica.load_state(event.state)
-            except ValueError as exc:
-                self.failures.append(f"board state from a peer was unusable: {exc}")
+        elif isinstance(event, BoardStateReceived) and self.replica.stats.rejected_states:
+            self.failures.append(self.replica.last_rejection)
         elif isinstance(event, Failure):
             self.failures.append(event.reason)
 
@@ -178,6 +181,14 @@ class HeadlessPeer:
 
     def _done(self) -> None:
         self._finished = True
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self._stop_requested = True
+
+    def _should_stop(self) -> bool:
+        if self._stop_requested and not self._leaving:
+            self._leave()
+        return self._finished
 
 
 _STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)

@@ -8,9 +8,21 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from whiteboard.board import Board, Change, OpDecodeError, SnapshotError, decode_op
-from whiteboard.transport.events import Delivered
+from whiteboard.transport.events import (
+    BoardStateReceived,
+    BoardStateRequested,
+    Delivered,
+    Event,
+)
+
+
+class BoardStateSink(Protocol):
+    """The part of a transport a replica answers board-state requests through."""
+
+    def provide_board_state(self, request: int, state: bytes) -> None: ...
 
 
 @dataclass
@@ -20,6 +32,7 @@ class ReplicaStats:
     order_violations: int = 0  # an op from an origin came before an earlier one, not as late
     late_inserts: int = 0
     rejected: int = 0  # payloads that are not valid ops, or claim another author
+    rejected_states: int = 0  # board states from other members that could not be loaded
     delivered_by_origin: Counter[int] = field(default_factory=Counter)
 
 
@@ -29,6 +42,23 @@ class Replica:
         self.stats = ReplicaStats()
         self._last_counter: dict[int, int] = {}
         self.last_rejection = ""
+
+    def handle(self, event: Event, transport: BoardStateSink) -> Change | None:
+        """Apply what a transport event means for the board: a delivery, a board state given
+        to us, or a request for ours. Other events are the caller's business. Never raises on
+        bad input from peers: it is counted, and described in ``last_rejection``."""
+        if isinstance(event, Delivered):
+            return self.apply_delivered(event)
+        if isinstance(event, BoardStateRequested):
+            # Every delivery before the request has been applied: the snapshot is current.
+            transport.provide_board_state(event.request, self.snapshot())
+        elif isinstance(event, BoardStateReceived):
+            try:
+                self.load_state(event.state)
+            except SnapshotError as exc:
+                self.stats.rejected_states += 1
+                self.last_rejection = f"the board sent by another member was unusable: {exc}"
+        return None
 
     def apply_delivered(self, event: Delivered) -> Change | None:
         """Apply one delivered payload; return what changed, or None if it was refused."""
@@ -71,4 +101,4 @@ class Replica:
         return self.board.snapshot()
 
 
-__all__ = ["Replica", "ReplicaStats", "SnapshotError"]
+__all__ = ["BoardStateSink", "Replica", "ReplicaStats"]

@@ -198,3 +198,33 @@ def test_a_link_override_impairs_only_that_direction() -> None:
     assert received(stations[2], stations[0]) == []
     assert received(stations[0], stations[2]) == list(range(20))
     assert network.stats.losses_injected == 20
+
+
+def test_a_station_clock_can_run_ahead_and_fast() -> None:
+    network, stations = build(2)
+    network.set_clock(stations[1], offset=3600.0, drift=0.001)
+    network.run(until=10.0)
+    assert stations[0].now() == pytest.approx(10.0)
+    assert stations[1].now() == pytest.approx(3600.0 + 10.0 * 1.001)
+    core = probe(stations[1])
+    core.timer = stations[1].now() + 1.001  # one second of network time, in local time
+    stations[1].transport.timer_fired()
+    core.timer_calls.clear()
+    network.run(until=20.0)
+    assert len(core.timer_calls) == 1
+    assert core.timer_calls[0] == pytest.approx(3600.0 + 11.0 * 1.001)
+
+
+def test_a_datagram_over_the_mtu_fails_loudly() -> None:
+    _, stations = build(2)
+    probe(stations[0]).send_to(b"x" * 1473, None)
+    with pytest.raises(ValueError, match="MTU allows 1472"):
+        stations[0].transport.timer_fired()
+
+
+def test_no_loss_is_rolled_for_a_station_that_is_down() -> None:
+    network, stations = build(3, loss=1.0)
+    network.crash(stations[2])
+    blast(network, stations[0], 10)
+    network.run(until=1.0)
+    assert network.stats.losses_injected == 10  # station 1 only

@@ -115,8 +115,11 @@ def test_a_crashed_station_restarts_empty_and_rejoins() -> None:
     assert [p.index for p in session.live()] == [0, 1]
     session.start(2)
     session.draw(1)
+    for _ in range(3):  # the restarted member counts its sequence numbers from 1 again
+        session.draw(2)
     session.network.run(until=8.0)
-    assert len(session.peers[2].replica.board) == 1
+    assert len(session.peers[2].replica.board) == 4
+    assert [len(p.replica.board) for p in session.peers[:2]] == [35, 35]
     assert session.peers[0].members[session.peers[2].member_id] == "active"
 
 
@@ -146,8 +149,9 @@ def test_ten_stations_thousand_messages_ten_percent_loss_runs_fast_in_virtual_ti
         f"wall {result['wall_s']} s, {result['losses_injected']} losses"
     )
     assert result["losses_injected"] > 0 and not result["complete"]
-    # Deterministic work bound instead of a wall-clock bound: events per message stay small.
-    assert result["virtual_ms"] > 10_000
+    # A deterministic bound on the work instead of a wall-clock one: a raw stroke costs one
+    # arrival per station, plus HELLOs and timers.
+    assert int(result["events"]) <= 2 * 10 * 1000
 
 
 @pytest.mark.parametrize(
@@ -161,3 +165,45 @@ def test_ten_stations_thousand_messages_ten_percent_loss_runs_fast_in_virtual_ti
 )
 def test_percentile_is_nearest_rank(values: list[float], q: float, expected: float) -> None:
     assert percentile(values, q) == expected
+
+
+def test_results_do_not_depend_on_the_interpreters_hash_seed() -> None:
+    """Set and dict order of str/bytes changes with PYTHONHASHSEED: a core or the simulator
+    iterating one would make "same seed, same run" true only within one process."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    args = [
+        sys.executable,
+        "-m",
+        "whiteboard",
+        "sim",
+        "--transport",
+        "raw",
+        "--peers",
+        "4",
+        "--messages",
+        "200",
+        "--loss",
+        "0.1",
+        "--dup",
+        "0.1",
+        "--reorder",
+        "0.1",
+        "--jitter-ms",
+        "3",
+        "--seed",
+        "11",
+        "--settle-s",
+        "3",
+        "--json",
+    ]
+    outputs = []
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+        assert run.returncode == 0, run.stderr
+        outputs.append(without_wall_time(json.loads(run.stdout)))
+    assert outputs[0] == outputs[1]

@@ -105,3 +105,65 @@ def test_closing_releases_the_carrier_once_the_core_has_finished() -> None:
     assert driver.finished and carrier.released == 1 and carrier.timers[-1] is None
     driver.close()
     assert carrier.released == 1
+
+
+def test_send_reports_the_callers_mistake_even_when_not_strict() -> None:
+    events: list[Event] = []
+    driver, _ = driver_for(make_raw, events.append)
+    driver.open()
+    driver.close()
+    with pytest.raises(RuntimeError, match="not in a session"):
+        driver.send(b"too late")
+    assert driver.counters()["internal_errors"] == 0
+    assert not [e for e in events if isinstance(e, Failure)]
+
+
+class TimerBugCore(ProbeCore):
+    def get_timer(self) -> float | None:
+        raise ZeroDivisionError("a bug in the timer computation")
+
+
+def test_a_bug_while_pumping_is_contained_too() -> None:
+    events: list[Event] = []
+    driver, carrier = driver_for(
+        lambda member, upper, rng, params: TimerBugCore(member, upper), events.append
+    )
+    driver.open()
+    driver.datagram_received(b"x", ("h", 1))
+    assert driver.counters()["internal_errors"] == 2
+    assert carrier.timers[-1] is None
+    assert any(isinstance(e, Failure) for e in events)
+
+
+class JoinAnswerCore(ProbeCore):
+    """Delivers a payload, then asks for the board, in one call: the snapshot it gets must
+    already contain that payload (the application applies events in order)."""
+
+    provided: list[tuple[int, bytes]]
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        self.upper.deliver(9, (1, 9, 1), now, data, False)
+        self.upper.board_state_requested(42)
+
+    def provide_board_state(self, request: int, state: bytes, now: float) -> None:
+        self.provided = [*getattr(self, "provided", []), (request, state)]
+
+
+def test_a_board_state_request_is_answered_after_earlier_deliveries_are_applied() -> None:
+    from whiteboard.board import Board, OpId, Stroke, encode_op
+    from whiteboard.replica import Replica
+
+    replica = Replica()
+    driver: CoreDriver
+    driver, _ = driver_for(
+        lambda member, upper, rng, params: JoinAnswerCore(member, upper),
+        lambda event: replica.handle(event, driver),
+    )
+    driver.open()
+    stroke = Stroke(OpId(9, 1), (0.0, 0.0, 5.0, 5.0), 0xFF000000, 2.0)
+    driver.datagram_received(encode_op(stroke), ("h", 1))
+    core = driver.core
+    assert isinstance(core, JoinAnswerCore)
+    [(request, state)] = core.provided
+    assert request == 42
+    assert OpId(9, 1) in Board.from_snapshot(state)

@@ -27,14 +27,15 @@ def test_decoding_arbitrary_bytes_raises_only_the_documented_error(data: bytes) 
 @given(
     st.sampled_from(list(RawType)),
     st.integers(1, 2**32 - 1),
+    st.integers(0, 2**32 - 1),
     st.integers(1, 2**32 - 1),
     st.integers(0, 2**64 - 1),
-    st.binary(max_size=MAX_DATAGRAM - 18),
+    st.binary(max_size=MAX_DATAGRAM - 22),
 )
 def test_encode_decode_round_trip(
-    kind: RawType, origin: int, seq: int, ts: int, payload: bytes
+    kind: RawType, origin: int, incarnation: int, seq: int, ts: int, payload: bytes
 ) -> None:
-    packet = RawPacket(kind, origin, seq, ts, payload if kind is RawType.DATA else b"")
+    packet = RawPacket(kind, origin, incarnation, seq, ts, payload if kind is RawType.DATA else b"")
     assert decode(packet.encode()) == packet
 
 
@@ -42,10 +43,11 @@ def test_encode_decode_round_trip(
     ("data", "message"),
     [
         (b"\x01\x01", "shorter than the header"),
-        (RawPacket(RawType.DATA, 5, 1, 0, b"x").encode()[:1] + b"\x09" + b"\0" * 16, "type 9"),
-        (b"\x02" + RawPacket(RawType.DATA, 5, 1, 0).encode()[1:], "version 2"),
-        (RawPacket(RawType.DATA, 0, 1, 0).encode(), "origin 0"),
-        (RawPacket(RawType.HELLO, 5, 0, 0).encode() + b"junk", "unexpected bytes"),
+        (b"\x01\x09" + b"\0" * 20, "type 9"),
+        (b"\x02" + RawPacket(RawType.DATA, 5, 1, 1, 0).encode()[1:], "version 2"),
+        (RawPacket(RawType.DATA, 0, 1, 1, 0).encode(), "origin 0"),
+        (RawPacket(RawType.DATA, 5, 1, 0, 0).encode(), "sequence number 0"),
+        (RawPacket(RawType.HELLO, 5, 1, 0, 0).encode() + b"junk", "unexpected bytes"),
     ],
 )
 def test_malformed_packets_are_explained(data: bytes, message: str) -> None:
@@ -59,8 +61,18 @@ def new_core(member: int = 1, **params: float) -> tuple[TransportCore, EventQueu
     return make_core(member, queue, random.Random(1), dict(params)), queue
 
 
-def data_from(origin: int, seq: int, payload: bytes = b"p", ts: int = 0) -> bytes:
-    return RawPacket(RawType.DATA, origin, seq, ts, payload).encode()
+def data_from(
+    origin: int, seq: int, payload: bytes = b"p", ts: int = 0, incarnation: int = 77
+) -> bytes:
+    return RawPacket(RawType.DATA, origin, incarnation, seq, ts, payload).encode()
+
+
+def hello_from(origin: int, incarnation: int = 77) -> bytes:
+    return RawPacket(RawType.HELLO, origin, incarnation, 0, 0).encode()
+
+
+def bye_from(origin: int) -> bytes:
+    return RawPacket(RawType.BYE, origin, 77, 0, 0).encode()
 
 
 def test_core_conforms_to_the_interface_and_reports_every_counter() -> None:
@@ -76,7 +88,14 @@ def test_send_delivers_to_self_at_once_and_multicasts_once() -> None:
     core.send(b"stroke", 2.0)
     out = core.datagrams_to_send(2.0)
     assert len(out) == 1 and out[0][1] is None
-    assert decode(out[0][0]) == RawPacket(RawType.DATA, 7, 1, 2_000_000, b"stroke")
+    sent = decode(out[0][0])
+    assert (sent.type, sent.origin, sent.seq, sent.timestamp_us, sent.payload) == (
+        RawType.DATA,
+        7,
+        1,
+        2_000_000,
+        b"stroke",
+    )
     events = list(queue.drain())
     assert isinstance(events[1], Ready)
     delivered = [e for e in events if isinstance(e, Delivered)]
@@ -139,7 +158,7 @@ def test_dedup_memory_stays_bounded_under_a_flood() -> None:
 def test_member_state_follows_silence_and_bye() -> None:
     core, queue = new_core(suspect_after=2.0, forget_after=4.0)
     core.start(0.0)
-    core.receive_datagram(RawPacket(RawType.HELLO, 9, 0, 0).encode(), ADDR, 0.0)
+    core.receive_datagram(hello_from(9), ADDR, 0.0)
     # A newcomer is greeted at once so that it learns of us without waiting.
     assert [decode(d).type for d, _ in core.datagrams_to_send(0.0)] == [
         RawType.HELLO,
@@ -151,8 +170,9 @@ def test_member_state_follows_silence_and_bye() -> None:
         core.handle_timer(now)
     states = [e.state for e in queue.drain() if isinstance(e, MemberChanged) and e.member == 9]
     assert states == [MemberState.ACTIVE, MemberState.SUSPECTED, MemberState.LEFT]
-    core.receive_datagram(RawPacket(RawType.HELLO, 8, 0, 0).encode(), ADDR, now)
-    core.receive_datagram(RawPacket(RawType.BYE, 8, 0, 0).encode(), ADDR, now)
+    core.receive_datagram(hello_from(8), ADDR, now)
+    core.receive_datagram(bye_from(8), ADDR, now)
+    core.receive_datagram(bye_from(6), ADDR, now)  # a BYE from a stranger changes nothing
     states = [e.state for e in queue.drain() if isinstance(e, MemberChanged) and e.member == 8]
     assert states == [MemberState.ACTIVE, MemberState.LEFT]
 
@@ -183,8 +203,21 @@ def test_only_a_newcomers_first_hello_is_answered() -> None:
     core, _ = new_core()
     core.start(0.0)
     core.datagrams_to_send(0.0)
-    hello = RawPacket(RawType.HELLO, 9, 0, 0).encode()
+    hello = hello_from(9)
     core.receive_datagram(hello, ADDR, 0.1)
     assert len(core.datagrams_to_send(0.1)) == 1
     core.receive_datagram(hello, ADDR, 0.2)  # answering again would make members echo forever
     assert core.datagrams_to_send(0.2) == []
+
+
+def test_a_member_restarted_with_the_same_id_is_not_taken_for_duplicates() -> None:
+    core, queue = new_core()
+    core.start(0.0)
+    for seq in (1, 2, 3):
+        core.receive_datagram(data_from(9, seq, b"old%d" % seq, incarnation=1), ADDR, 0.1)
+    # Member 9 crashed and came back: new incarnation, sequence numbers from 1 again.
+    for seq in (1, 2):
+        core.receive_datagram(data_from(9, seq, b"new%d" % seq, incarnation=2), ADDR, 0.2)
+    payloads = [e.payload for e in queue.drain() if isinstance(e, Delivered)]
+    assert payloads == [b"old1", b"old2", b"old3", b"new1", b"new2"]
+    assert core.counters()["duplicates_dropped"] == 0

@@ -82,11 +82,14 @@ def run_app(argv: list[str]) -> int:
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")
         return EXIT_CANNOT_OPEN
     window.show()
-    # Ctrl+C in the terminal closes the window, which leaves the session properly. Python
-    # runs signal handlers only when it gets control, so wake it up a few times a second.
-    previous = signal.signal(signal.SIGINT, lambda *_: window.close())
+    # Ctrl+C in the terminal closes the window, which leaves the session properly. The
+    # handler may run between any two bytecodes (inside the transport's core, say), so it only
+    # raises a flag; a ticker, which also gives Python control a few times a second so that
+    # the handler runs at all, closes the window from the event loop.
+    interrupted: list[bool] = []
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
     ticker = QTimer()
-    ticker.timeout.connect(lambda: None)
+    ticker.timeout.connect(lambda: window.close() if interrupted else None)
     ticker.start(250)
     try:
         return app.exec()

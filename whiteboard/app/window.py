@@ -16,7 +16,7 @@ from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QColor, QIcon, QPi
 from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QToolBar, QWidget
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
-from whiteboard.board import Op, OpId, SnapshotError, encode_op
+from whiteboard.board import Op, OpId, encode_op
 from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.replica import Replica
@@ -86,7 +86,6 @@ class MainWindow(QMainWindow):
             net,
             QtReactor(self),
             self._on_event,
-            self.replica.snapshot,
             dict(params or {}),
             on_finished=self._on_finished,
         )
@@ -159,8 +158,9 @@ class MainWindow(QMainWindow):
     # -- transport events -------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
+        rejected_states = self.replica.stats.rejected_states
+        change = self.replica.handle(event, self.transport)
         if isinstance(event, Delivered):
-            change = self.replica.apply_delivered(event)
             if change is None:
                 self.statusBar().showMessage(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
@@ -182,12 +182,8 @@ class MainWindow(QMainWindow):
                 f"Joining: received {event.received} of {event.total} parts of the board…"
             )
         elif isinstance(event, BoardStateReceived):
-            try:
-                self.replica.load_state(event.state)
-            except SnapshotError as exc:
-                self.statusBar().showMessage(
-                    f"The board sent by another member was unusable: {exc}", MESSAGE_MS
-                )
+            if self.replica.stats.rejected_states > rejected_states:
+                self.statusBar().showMessage(self.replica.last_rejection, MESSAGE_MS)
             self.canvas.board_changed(None)
             self._refresh_status()
         elif isinstance(event, Failure):

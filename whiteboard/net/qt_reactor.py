@@ -3,21 +3,29 @@
 
 from __future__ import annotations
 
+import math
 import socket
 from collections.abc import Callable
 
-from PySide6.QtCore import QObject, QSocketNotifier, QTimer
+from PySide6.QtCore import QObject, QSocketNotifier, Qt, QTimer
 
 from whiteboard.net.reactor import EpochClock, TimerHandle
 
 
 class _QtTimer:
     def __init__(self, timer: QTimer) -> None:
-        self._timer = timer
+        self._timer: QTimer | None = timer
 
     def cancel(self) -> None:
-        self._timer.stop()
-        self._timer.deleteLater()
+        if self._timer is not None:  # None once fired: the QTimer is already being deleted
+            self._timer.stop()
+            self._timer.deleteLater()
+            self._timer = None
+
+    def fired(self) -> None:
+        if self._timer is not None:
+            self._timer.deleteLater()  # single-shot: else every timer lives on in the parent
+            self._timer = None
 
 
 class QtReactor:
@@ -40,7 +48,15 @@ class QtReactor:
     def call_at(self, when: float, callback: Callable[[], None]) -> TimerHandle:
         timer = QTimer(self._parent)
         timer.setSingleShot(True)
-        timer.setTimerType(timer.timerType().PreciseTimer)
-        timer.timeout.connect(callback)
-        timer.start(max(0, round((when - self.time()) * 1000)))
-        return _QtTimer(timer)
+        timer.setTimerType(Qt.TimerType.PreciseTimer)
+
+        handle = _QtTimer(timer)
+
+        def fire() -> None:
+            handle.fired()
+            callback()
+
+        timer.timeout.connect(fire)
+        # Round up: a timer that fires before its deadline finds nothing due and spins.
+        timer.start(max(0, math.ceil((when - self.time()) * 1000)))
+        return handle

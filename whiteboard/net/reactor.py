@@ -8,6 +8,7 @@ import contextlib
 import heapq
 import itertools
 import selectors
+import signal
 import socket
 import time
 from collections.abc import Callable
@@ -56,6 +57,7 @@ class SelectorReactor:
         self._selector = selectors.DefaultSelector()
         self._timers: list[tuple[float, int, _SelectorTimer]] = []
         self._order = itertools.count()
+        self._wakeup: tuple[socket.socket, socket.socket] | None = None
 
     def add_reader(self, sock: socket.socket, callback: Callable[[], None]) -> None:
         self._selector.register(sock, selectors.EVENT_READ, callback)
@@ -71,6 +73,17 @@ class SelectorReactor:
 
     def call_later(self, delay: float, callback: Callable[[], None]) -> TimerHandle:
         return self.call_at(self.time() + delay, callback)
+
+    def install_signal_wakeup(self) -> int:
+        """Make a signal wake :meth:`run` at once (the handler runs, then ``stop`` is checked);
+        returns the previous wake-up fd for ``signal.set_wakeup_fd`` to restore."""
+        if self._wakeup is None:
+            reader, writer = socket.socketpair()
+            reader.setblocking(False)
+            writer.setblocking(False)
+            self._wakeup = (reader, writer)
+            self.add_reader(reader, lambda: _drain(reader))
+        return signal.set_wakeup_fd(self._wakeup[1].fileno(), warn_on_full_buffer=False)
 
     def run(self, stop: Callable[[], bool], timeout: float) -> bool:
         """Run until ``stop()`` is true (returns True) or ``timeout`` seconds pass (False)."""
@@ -97,4 +110,14 @@ class SelectorReactor:
         return True
 
     def close(self) -> None:
+        if self._wakeup is not None:
+            for sock in self._wakeup:
+                sock.close()
+            self._wakeup = None
         self._selector.close()
+
+
+def _drain(sock: socket.socket) -> None:
+    with contextlib.suppress(BlockingIOError, InterruptedError):
+        while sock.recv(512):
+            pass

@@ -18,9 +18,10 @@ from whiteboard.net.sockets import (
     check_interface,
     open_group_socket,
     open_unicast_socket,
+    receive_buffer_size,
 )
 from whiteboard.transport.driver import CoreDriver
-from whiteboard.transport.events import EventHandler, SnapshotProvider
+from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address
 from whiteboard.transport.registry import core_factory
 
@@ -51,6 +52,7 @@ class CarrierStats:
     tx_loss_injected: int = 0
     rx_loss_injected: int = 0
     send_errors: int = 0
+    receive_buffer: int = 0  # bytes the kernel granted per socket (it may cap what we ask)
 
 
 class MulticastCarrier:
@@ -59,7 +61,10 @@ class MulticastCarrier:
         self.reactor = reactor
         self.stats = CarrierStats()
         self.driver: CoreDriver | None = None
-        self._rng = random.Random(config.seed)
+        # One generator per direction, so that which datagrams are dropped on the way in does
+        # not depend on how sends and receives happen to interleave.
+        self._tx_rng = random.Random(f"tx:{config.seed}")
+        self._rx_rng = random.Random(f"rx:{config.seed}")
         iface = check_interface(config.iface)
         self._group_socket = open_group_socket(config.group, iface)
         try:
@@ -67,8 +72,12 @@ class MulticastCarrier:
         except OSError:
             self._group_socket.close()
             raise
+        self.stats.receive_buffer = min(
+            receive_buffer_size(self._group_socket), receive_buffer_size(self._unicast_socket)
+        )
         self._timer: TimerHandle | None = None
-        self._deadline: float | None = None
+        self._timer_at: float | None = None  # when the armed timer fires
+        self._deadline: float | None = None  # when the core wants to be woken
         self._closed = False
         reactor.add_reader(self._group_socket, lambda: self._readable(self._group_socket))
         reactor.add_reader(self._unicast_socket, lambda: self._readable(self._unicast_socket))
@@ -86,7 +95,7 @@ class MulticastCarrier:
     def transmit(self, data: bytes, dest: Address | None) -> None:
         if self._closed:
             return
-        if self.config.tx_loss and self._rng.random() < self.config.tx_loss:
+        if self.config.tx_loss and self._tx_rng.random() < self.config.tx_loss:
             self.stats.tx_loss_injected += 1
             return
         target = dest if dest is not None else (self.config.group.host, self.config.group.port)
@@ -100,30 +109,45 @@ class MulticastCarrier:
                 log.warning("sending to %s failed: %s", target, exc)
 
     def set_timer(self, deadline: float | None) -> None:
-        if self._timer is not None and deadline == self._deadline:
-            return  # armed for that instant already
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
         self._deadline = deadline
-        if deadline is not None and not self._closed:
-            self._timer = self.reactor.call_at(deadline, self._fire)
+        if deadline is None or self._closed:
+            self._cancel_timer()
+            return
+        if self._timer_at is not None and self._timer_at <= deadline:
+            return  # the armed timer comes first; _fire re-arms for the later deadline
+        self._cancel_timer()
+        self._arm(deadline)
 
     def release(self) -> None:
         if self._closed:
             return
         self._closed = True
-        self.set_timer(None)
+        self._cancel_timer()
         for sock in (self._group_socket, self._unicast_socket):
             self.reactor.remove_reader(sock)
             sock.close()
 
     # -- internals ---------------------------------------------------------------------------
 
+    def _arm(self, when: float) -> None:
+        self._timer_at = when
+        self._timer = self.reactor.call_at(when, self._fire)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = self._timer_at = None
+
     def _fire(self) -> None:
-        self._timer = None
-        if self.driver is not None and not self._closed:
-            self.driver.timer_fired()
+        # Re-arming a timer on every datagram would churn (a QTimer each time in the app), so
+        # set_timer only ever brings the timer forward; here a later deadline is honoured.
+        self._timer = self._timer_at = None
+        if self._closed or self.driver is None or self._deadline is None:
+            return
+        if self._deadline > self.reactor.time():
+            self._arm(self._deadline)
+            return
+        self.driver.timer_fired()
 
     def _readable(self, sock: socket.socket) -> None:
         # Drain until the socket is empty (one datagram per wake-up loses most of a burst).
@@ -137,7 +161,7 @@ class MulticastCarrier:
             except OSError as exc:
                 log.warning("receiving failed: %s", exc)
                 return
-            if self.config.rx_loss and self._rng.random() < self.config.rx_loss:
+            if self.config.rx_loss and self._rx_rng.random() < self.config.rx_loss:
                 self.stats.rx_loss_injected += 1
                 continue
             if self.driver is not None:
@@ -149,7 +173,6 @@ def open_transport(
     config: NetConfig,
     reactor: Reactor,
     handler: EventHandler,
-    snapshot_provider: SnapshotProvider | None = None,
     params: Mapping[str, object] | None = None,
     member_id: int | None = None,
     on_finished: Callable[[], None] | None = None,
@@ -159,7 +182,8 @@ def open_transport(
     Raises ``TransportUnavailable``, ``ValueError`` (bad parameters) or ``OSError`` (the
     network), each with a message a person can act on."""
     factory = core_factory(transport)
-    rng = random.Random(config.seed) if config.seed is not None else random.Random()
+    # The core's own stream, apart from the loss injection's.
+    rng = random.Random(f"core:{config.seed}") if config.seed is not None else random.Random()
     if member_id is None:
         member_id = secrets.randbelow(2**32 - 1) + 1
     carrier = MulticastCarrier(config, reactor)
@@ -172,7 +196,6 @@ def open_transport(
             params or {},
             carrier,
             handler,
-            snapshot_provider,
             on_finished=on_finished,
         )
     except Exception:

@@ -4,6 +4,7 @@ also receives point-to-point packets on)."""
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import socket
 from dataclasses import dataclass
@@ -50,12 +51,27 @@ def check_interface(iface: str | None) -> str:
         ) from None
 
 
+def grow_receive_buffer(sock: socket.socket) -> None:
+    """Ask for RECEIVE_BUFFER. The kernel silently caps SO_RCVBUF at net.core.rmem_max (often
+    208 KiB); as root, SO_RCVBUFFORCE goes past the cap."""
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+    force = getattr(socket, "SO_RCVBUFFORCE", None)
+    if force is not None and receive_buffer_size(sock) < RECEIVE_BUFFER:
+        with contextlib.suppress(OSError):  # not root: keep what the kernel granted
+            sock.setsockopt(socket.SOL_SOCKET, force, RECEIVE_BUFFER)
+
+
+def receive_buffer_size(sock: socket.socket) -> int:
+    """The receive buffer granted, in bytes (Linux reports twice the payload room it keeps)."""
+    return sock.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF) // 2
+
+
 def open_group_socket(group: GroupAddress, iface: str) -> socket.socket:
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
     try:
         # Several members on one host share the group port.
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        grow_receive_buffer(sock)
         # Binding to the group address (Linux) keeps other groups on the same port out.
         sock.bind((group.host, group.port))
         membership = socket.inet_aton(group.host) + socket.inet_aton(iface)
@@ -72,7 +88,7 @@ def open_unicast_socket(iface: str, ttl: int, loopback: bool) -> socket.socket:
         raise ValueError(f"TTL must be from 0 to 255, got {ttl}")
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RECEIVE_BUFFER)
+        grow_receive_buffer(sock)
         sock.bind((iface, 0))
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, ttl)
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_LOOP, int(loopback))

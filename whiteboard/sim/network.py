@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from whiteboard.transport.driver import CoreDriver
-from whiteboard.transport.events import EventHandler, SnapshotProvider
+from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address, CoreFactory
 
 
@@ -58,7 +58,9 @@ DropObserver = Callable[[int, int, bytes], None]
 
 
 class SimStation:
-    """One simulated host: an address, a core behind a driver, and the carrier for both."""
+    """One simulated host: an address, a core behind a driver, and the carrier for both.
+
+    Its clock may run off the network's: ``local = network.now * (1 + drift) + offset``."""
 
     def __init__(self, network: SimNetwork, index: int, address: Address) -> None:
         self.network = network
@@ -67,44 +69,61 @@ class SimStation:
         self.driver: CoreDriver | None = None
         self.up = False
         self.incarnation = 0
-        self._timer_generation = 0
-        self._armed: float | None = None
         self.released = False
+        self.clock_offset = 0.0
+        self.clock_drift = 0.0
+        self._deadline: float | None = None  # local time the core wants to be woken
+        self._scheduled_at: float | None = None  # network time of the pending wake-up
+        self._token = 0  # invalidates superseded wake-ups
 
     # -- Carrier -----------------------------------------------------------------------------
 
     def now(self) -> float:
-        return self.network.now
+        return self.network.now * (1.0 + self.clock_drift) + self.clock_offset
 
     def transmit(self, data: bytes, dest: Address | None) -> None:
         self.network._transmit(self, data, dest)
 
     def set_timer(self, deadline: float | None) -> None:
-        if deadline == self._armed and deadline is not None:
-            return  # already armed for that instant: don't pile up stale queue entries
-        self._timer_generation += 1
-        self._armed = deadline
+        self._deadline = deadline
         if deadline is None or not self.up:
             return
-        generation, incarnation = self._timer_generation, self.incarnation
-        when = max(deadline, self.network.now)
-
-        def fire() -> None:
-            if (
-                self.up
-                and self.driver is not None
-                and generation == self._timer_generation
-                and incarnation == self.incarnation
-            ):
-                self._armed = None
-                self.driver.timer_fired()
-
-        self.network.schedule(when, fire)
+        when = max(self._to_network_time(deadline), self.network.now)
+        if self._scheduled_at is not None and self._scheduled_at <= when:
+            return  # an earlier wake-up is pending; it re-arms for this deadline
+        self._schedule(when)
 
     def release(self) -> None:
         self.released = True
 
-    # -- lifecycle ---------------------------------------------------------------------------
+    # -- internals ---------------------------------------------------------------------------
+
+    def _to_network_time(self, local: float) -> float:
+        return (local - self.clock_offset) / (1.0 + self.clock_drift)
+
+    def _schedule(self, when: float) -> None:
+        self._token += 1
+        token = self._token
+        self._scheduled_at = when
+        self.network.schedule(when, lambda: self._wake(token))
+
+    def _wake(self, token: int) -> None:
+        if token != self._token or not self.up or self.driver is None:
+            return
+        self._scheduled_at = None
+        if self._deadline is None:
+            return
+        when = self._to_network_time(self._deadline)
+        if when > self.network.now:
+            self._schedule(when)  # the deadline moved later since this wake-up was queued
+            return
+        self.driver.timer_fired()
+
+    def _stop(self) -> None:
+        self.up = False
+        self.driver = None
+        self._deadline = self._scheduled_at = None
+        self._token += 1
 
     @property
     def transport(self) -> CoreDriver:
@@ -113,9 +132,17 @@ class SimStation:
         return self.driver
 
 
+# The largest UDP payload that crosses an Ethernet LAN unfragmented (1500 - IP 20 - UDP 8).
+# A core that sends more would work on loopback and fail on a real LAN, so here it is an error.
+DEFAULT_MTU = 1472
+
+
 class SimNetwork:
-    def __init__(self, seed: int, impairment: Impairment | None = None) -> None:
+    def __init__(
+        self, seed: int, impairment: Impairment | None = None, mtu: int = DEFAULT_MTU
+    ) -> None:
         self.seed = seed
+        self.mtu = mtu
         self.impairment = impairment or Impairment()
         self.now = 0.0
         self.stats = NetworkStats()
@@ -133,7 +160,9 @@ class SimNetwork:
 
     def add_station(self) -> SimStation:
         index = len(self.stations)
-        station = SimStation(self, index, (f"station-{index}", 7000 + index))
+        # Benchmarking addresses (RFC 2544, 198.18.0.0/15): never routed, plainly IPv4, so a
+        # core may encode them as it would real ones.
+        station = SimStation(self, index, (f"198.18.{index // 250}.{index % 250 + 1}", 7000))
         self.stations.append(station)
         self._by_address[station.address] = station
         return station
@@ -147,7 +176,6 @@ class SimNetwork:
         member_id: int,
         params: dict[str, object],
         handler: EventHandler,
-        snapshot_provider: SnapshotProvider | None = None,
     ) -> CoreDriver:
         """Boot ``station`` (again, after a crash) with a fresh core, and open it."""
         if station.up:
@@ -164,7 +192,6 @@ class SimNetwork:
             params,
             station,
             handler,
-            snapshot_provider,
             strict=True,
         )
         station.driver.open()
@@ -172,9 +199,13 @@ class SimNetwork:
 
     def crash(self, station: SimStation) -> None:
         """The host dies: its core and everything in flight to it are gone."""
-        station.up = False
-        station.driver = None
-        station.set_timer(None)
+        station._stop()
+
+    def set_clock(self, station: SimStation, offset: float, drift: float = 0.0) -> None:
+        """Make ``station``'s clock read ``offset`` seconds ahead, gaining ``drift`` s/s."""
+        if not -0.01 < drift < 0.01:
+            raise ValueError("clock drift must be under 1% (10,000 ppm)")
+        station.clock_offset, station.clock_drift = offset, drift
 
     def set_link(self, sender: int, receiver: int, impairment: Impairment) -> None:
         """Override the impairment of one direction of one link."""
@@ -222,19 +253,27 @@ class SimNetwork:
     # -- the medium --------------------------------------------------------------------------
 
     def _transmit(self, sender: SimStation, data: bytes, dest: Address | None) -> None:
+        if len(data) > self.mtu:
+            raise ValueError(
+                f"station {sender.index} sent a {len(data)}-byte datagram; the network's MTU "
+                f"allows {self.mtu}"
+            )
         self.stats.datagrams_sent += 1
         if dest is None:
             # IP_MULTICAST_LOOP: the sender hears its own datagram, unimpaired.
             self._arrive_later(sender, sender, data, self.now)
             for receiver in self.stations:
-                if receiver is not sender:
+                # A host that is down hears nothing: no loss is rolled (or counted) for it.
+                if receiver is not sender and receiver.up:
                     self._impair(sender, receiver, data)
         else:
             receiver_or_none = self._by_address.get(dest)
             if receiver_or_none is None:
                 self.stats.unroutable += 1
-                return
-            self._impair(sender, receiver_or_none, data)
+            elif not receiver_or_none.up:
+                self.stats.crash_drops += 1
+            else:
+                self._impair(sender, receiver_or_none, data)
 
     def _impair(self, sender: SimStation, receiver: SimStation, data: bytes) -> None:
         if self._partition is not None and self._partition.get(

@@ -12,7 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from typing import Protocol
 
-from whiteboard.transport.events import EventHandler, EventQueue, Failure, SnapshotProvider
+from whiteboard.transport.events import Event, EventHandler, EventQueue, Failure
 from whiteboard.transport.interface import Address, CoreFactory
 
 log = logging.getLogger(__name__)
@@ -39,6 +39,8 @@ class CoreDriver:
 
     ``strict`` re-raises an exception escaping the core (the simulator's tests want bugs loud);
     otherwise it is logged, counted and reported as a :class:`Failure`, and the member lives on.
+    The caller's own mistakes are not bugs: ``send`` raises ``ValueError`` (too large) and
+    ``RuntimeError`` (not in a session) whatever the mode.
     """
 
     def __init__(
@@ -50,7 +52,6 @@ class CoreDriver:
         params: Mapping[str, object],
         carrier: Carrier,
         handler: EventHandler,
-        snapshot_provider: SnapshotProvider | None = None,
         strict: bool = False,
         on_finished: Callable[[], None] | None = None,
     ) -> None:
@@ -60,8 +61,6 @@ class CoreDriver:
         self._strict = strict
         self._on_finished = on_finished
         self._events = EventQueue(clock=carrier.now)
-        if snapshot_provider is not None:
-            self._events.snapshot_provider = snapshot_provider
         self.core = factory(member_id, self._events, rng, params)
         self._pumping = False
         self._released = False
@@ -90,7 +89,10 @@ class CoreDriver:
                 f"payload of {len(payload)} bytes exceeds the {self.name} transport's "
                 f"maximum of {self.core.max_payload}"
             )
-        self._call(lambda now: self.core.send(payload, now))
+        self._call(lambda now: self.core.send(payload, now), caller_errors=True)
+
+    def provide_board_state(self, request: int, state: bytes) -> None:
+        self._call(lambda now: self.core.provide_board_state(request, state, now))
 
     def close(self) -> None:
         """Leave as the protocol says; the carrier is released once the core has finished."""
@@ -114,17 +116,26 @@ class CoreDriver:
 
     # -- pumping -----------------------------------------------------------------------------
 
-    def _call(self, action: Callable[[float], None]) -> None:
+    def _call(self, action: Callable[[float], None], caller_errors: bool = False) -> None:
         try:
             action(self._carrier.now())
-        except Exception as exc:
-            if self._strict:
-                raise
-            # A bug in a core must not kill the member: report it and keep serving.
-            self.internal_errors += 1
-            log.error("internal error in the %s core:\n%s", self.name, traceback.format_exc())
-            self._events.failure(f"internal error in the {self.name} transport: {exc!r}")
-        self._pump()
+        except (ValueError, RuntimeError):
+            if caller_errors:
+                raise  # the caller's mistake, documented: not a bug of the core
+            self._contain()
+        except Exception:
+            self._contain()
+        finally:
+            self._pump()
+
+    def _contain(self) -> None:
+        """Handle an exception escaping the core: a bug."""
+        if self._strict:
+            raise  # bare: re-raises the exception our caller is handling
+        # A bug in a core must not kill the member: report it and keep serving.
+        self.internal_errors += 1
+        log.error("internal error in the %s core:\n%s", self.name, traceback.format_exc())
+        self._events.failure(f"internal error in the {self.name} transport")
 
     def _pump(self) -> None:
         # Handlers may call send() while we dispatch; that re-enters _call, whose _pump returns
@@ -134,8 +145,12 @@ class CoreDriver:
         self._pumping = True
         try:
             while True:
-                now = self._carrier.now()
-                for data, dest in self.core.datagrams_to_send(now):
+                try:
+                    outgoing = self.core.datagrams_to_send(self._carrier.now())
+                except Exception:
+                    self._contain()
+                    outgoing = []
+                for data, dest in outgoing:
                     self._carrier.transmit(data, dest)
                 dispatched = False
                 for event in self._events.drain():
@@ -143,17 +158,24 @@ class CoreDriver:
                     self._dispatch(event)
                 if not dispatched:
                     break
-            if self.core.finished:
-                self._carrier.set_timer(None)
-                self._release()
-            else:
-                self._carrier.set_timer(self.core.get_timer())
+            self._rearm()
         finally:
             self._pumping = False
 
-    def _dispatch(self, event: object) -> None:
+    def _rearm(self) -> None:
         try:
-            self._handler(event)  # type: ignore[arg-type]
+            finished = self.core.finished
+            deadline = None if finished else self.core.get_timer()
+        except Exception:
+            self._contain()
+            finished, deadline = False, None
+        self._carrier.set_timer(deadline)
+        if finished:
+            self._release()
+
+    def _dispatch(self, event: Event) -> None:
+        try:
+            self._handler(event)
         except Exception:
             if self._strict:
                 raise

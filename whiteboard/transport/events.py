@@ -42,6 +42,14 @@ class Ready:
 
 
 @dataclass(frozen=True, slots=True)
+class BoardStateRequested:
+    """A joiner needs the board: answer with ``transport.provide_board_state(request, ...)``.
+    Every delivery before this event has been dispatched already."""
+
+    request: int
+
+
+@dataclass(frozen=True, slots=True)
 class BoardStateReceived:
     state: bytes
 
@@ -59,14 +67,16 @@ class ProtocolEvent:
 
 
 Event = (
-    Delivered | MemberChanged | JoinProgress | Ready | BoardStateReceived | Failure | ProtocolEvent
+    Delivered
+    | MemberChanged
+    | JoinProgress
+    | Ready
+    | BoardStateRequested
+    | BoardStateReceived
+    | Failure
+    | ProtocolEvent
 )
 EventHandler = Callable[[Event], None]
-SnapshotProvider = Callable[[], bytes]
-
-
-def _empty_snapshot() -> bytes:
-    return b""
 
 
 @dataclass
@@ -74,7 +84,6 @@ class EventQueue:
     """The upper layer of a core: records what the core says, in order."""
 
     clock: Callable[[], float]
-    snapshot_provider: SnapshotProvider = _empty_snapshot
     _events: deque[Event] = field(default_factory=deque)
 
     def deliver(
@@ -93,8 +102,8 @@ class EventQueue:
     def ready(self) -> None:
         self._events.append(Ready())
 
-    def board_state_requested(self) -> bytes:
-        return self.snapshot_provider()
+    def board_state_requested(self, request: int) -> None:
+        self._events.append(BoardStateRequested(request))
 
     def board_state_received(self, state: bytes) -> None:
         self._events.append(BoardStateReceived(state))

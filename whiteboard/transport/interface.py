@@ -81,8 +81,10 @@ class UpperLayer(Protocol):
     def ready(self) -> None:
         """The local member has joined (with the board state, if there was one) and may send."""
 
-    def board_state_requested(self) -> bytes:
-        """A joiner needs the board: return a snapshot of it now (the core sends it)."""
+    def board_state_requested(self, request: int) -> None:
+        """A joiner needs the board. The application answers with
+        :meth:`TransportCore.provide_board_state` (``request`` echoed) once it has applied
+        every payload delivered before this call, so the snapshot matches the core's view."""
 
     def board_state_received(self, state: bytes) -> None:
         """The complete board state given by another member, to load before later deliveries."""
@@ -113,6 +115,10 @@ class TransportCore(Protocol):
 
     def leave(self, now: float) -> None:
         """Leave the session as the protocol says (``finished`` turns true when done)."""
+
+    def provide_board_state(self, request: int, state: bytes, now: float) -> None:
+        """The answer to ``upper.board_state_requested(request)``: a board snapshot to give the
+        joiner. A core that never asks may ignore it."""
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
         """Process one datagram from ``addr``. Malformed input is counted, never raised."""
@@ -164,5 +170,8 @@ class Transport(Protocol):
 
     def close(self) -> None:
         """Leave the session as the protocol says, then release the network."""
+
+    def provide_board_state(self, request: int, state: bytes) -> None:
+        """Answer a ``BoardStateRequested`` event with a snapshot of the board."""
 
     def counters(self) -> dict[str, int]: ...

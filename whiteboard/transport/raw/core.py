@@ -12,7 +12,14 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
-from whiteboard.transport.interface import Address, MemberState, OrderKey, Outgoing, UpperLayer
+from whiteboard.transport.interface import (
+    COUNTER_NAMES,
+    Address,
+    MemberState,
+    OrderKey,
+    Outgoing,
+    UpperLayer,
+)
 from whiteboard.transport.raw.wire import (
     HEADER,
     MAX_DATAGRAM,
@@ -56,6 +63,7 @@ class RawParams:
 class _Member:
     last_heard: float
     state: MemberState
+    incarnation: int
     highest_seq: int = 0
     seen: set[int] = field(default_factory=set)  # seqs in (highest - DEDUP_WINDOW, highest]
 
@@ -79,23 +87,8 @@ class RawCore:
         self._finished = False
         self._next_hello: float | None = None
         self._last_key: OrderKey = ()
-        self._counters = dict.fromkeys(
-            (
-                "sent",
-                "delivered",
-                "datagrams_sent",
-                "datagrams_received",
-                "nacks_sent",
-                "nacks_received",
-                "retransmissions",
-                "duplicates_dropped",
-                "malformed_dropped",
-                "late_delivered",
-                "stale_dropped",
-                "members_refused",
-            ),
-            0,
-        )
+        self._incarnation = rng.getrandbits(32)
+        self._counters = dict.fromkeys((*COUNTER_NAMES, "stale_dropped", "members_refused"), 0)
 
     # -- TransportCore -----------------------------------------------------------------------
 
@@ -134,6 +127,9 @@ class RawCore:
         self._finished = True
         self._next_hello = None
 
+    def provide_board_state(self, request: int, state: bytes, now: float) -> None:
+        """Raw gives joiners no board state, so it never asks for one."""
+
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
         if self._finished:
             return
@@ -145,13 +141,13 @@ class RawCore:
             return
         if packet.origin == self.member_id:
             return  # our own datagram looped back by IP_MULTICAST_LOOP
-        known = packet.origin in self._members
-        member = self._member(packet.origin, now)
-        if member is None:
-            return
         if packet.type is RawType.BYE:
-            del self._members[packet.origin]
-            self._upper.member_changed(packet.origin, MemberState.LEFT)
+            if self._members.pop(packet.origin, None) is not None:
+                self._upper.member_changed(packet.origin, MemberState.LEFT)
+            return
+        known = packet.origin in self._members
+        member = self._member(packet, now)
+        if member is None:
             return
         if packet.type is RawType.HELLO and not known:
             # A newcomer: answer at once so it learns of us without waiting a whole interval.
@@ -193,21 +189,29 @@ class RawCore:
     # -- internals ---------------------------------------------------------------------------
 
     def _emit(self, kind: RawType, now: float, payload: bytes = b"") -> RawPacket:
-        packet = RawPacket(kind, self.member_id, self._seq, round(now * 1_000_000), payload)
+        packet = RawPacket(
+            kind, self.member_id, self._incarnation, self._seq, round(now * 1_000_000), payload
+        )
         self._outbox.append((packet.encode(), None))
         self._counters["datagrams_sent"] += 1
         return packet
 
-    def _member(self, origin: int, now: float) -> _Member | None:
+    def _member(self, packet: RawPacket, now: float) -> _Member | None:
+        origin = packet.origin
         member = self._members.get(origin)
         if member is None:
             if len(self._members) >= MAX_MEMBERS:
                 self._counters["members_refused"] += 1
                 return None
-            member = self._members[origin] = _Member(now, MemberState.ACTIVE)
+            member = self._members[origin] = _Member(now, MemberState.ACTIVE, packet.incarnation)
             self._upper.member_changed(origin, MemberState.ACTIVE)
         else:
             member.last_heard = now
+            if packet.incarnation != member.incarnation:
+                # The member restarted with the same id: its sequence numbers start afresh.
+                member.incarnation = packet.incarnation
+                member.highest_seq = 0
+                member.seen = set()
             if member.state is MemberState.SUSPECTED:
                 member.state = MemberState.ACTIVE
                 self._upper.member_changed(origin, MemberState.ACTIVE)

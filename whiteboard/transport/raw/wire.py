@@ -1,12 +1,14 @@
-"""The raw transport's datagram: an 18-byte header, then the payload (DATA only).
+"""The raw transport's datagram: a 22-byte header, then the payload (DATA only).
 
-    0      1      2             6             10                    18
-    +------+------+-------------+-------------+---------------------+---------...
-    | ver  | type | origin (32) | seq (32)    | timestamp (64, us)  | payload
-    +------+------+-------------+-------------+---------------------+---------...
+    0      1      2             6                 10            14                    22
+    +------+------+-------------+-----------------+-------------+---------------------+----...
+    | ver  | type | origin (32) | incarnation (32)| seq (32)    | timestamp (64, us)  | payload
+    +------+------+-------------+-----------------+-------------+---------------------+----...
 
 All fields in network byte order. ``seq`` counts DATA packets from ``origin`` from 1; HELLO and
-BYE carry the origin's latest DATA seq (0 before the first).
+BYE carry the origin's latest DATA seq (0 before the first). ``incarnation`` is drawn at random
+each time a member starts: a member that crashed and came back with the same id counts its
+``seq`` from 1 again, and receivers must not take its new strokes for duplicates.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 VERSION = 1
-HEADER = struct.Struct("!BBIIQ")
+HEADER = struct.Struct("!BBIIIQ")
 MAX_DATAGRAM = 1200  # stays under any LAN MTU without IP fragmentation
 
 
@@ -34,14 +36,16 @@ class RawDecodeError(ValueError):
 class RawPacket:
     type: RawType
     origin: int
+    incarnation: int
     seq: int
     timestamp_us: int
     payload: bytes = b""
 
     def encode(self) -> bytes:
-        return HEADER.pack(VERSION, self.type, self.origin, self.seq, self.timestamp_us) + (
-            self.payload
+        header = HEADER.pack(
+            VERSION, self.type, self.origin, self.incarnation, self.seq, self.timestamp_us
         )
+        return header + self.payload
 
 
 def decode(data: bytes) -> RawPacket:
@@ -49,7 +53,7 @@ def decode(data: bytes) -> RawPacket:
         raise RawDecodeError(f"datagram of {len(data)} bytes is shorter than the header")
     if len(data) > MAX_DATAGRAM:
         raise RawDecodeError(f"datagram of {len(data)} bytes exceeds {MAX_DATAGRAM}")
-    version, type_, origin, seq, timestamp_us = HEADER.unpack_from(data)
+    version, type_, origin, incarnation, seq, timestamp_us = HEADER.unpack_from(data)
     if version != VERSION:
         raise RawDecodeError(f"unsupported version {version}")
     try:
@@ -64,4 +68,4 @@ def decode(data: bytes) -> RawPacket:
             raise RawDecodeError("DATA with sequence number 0")
     elif payload:
         raise RawDecodeError(f"{kind.name} packet carries {len(payload)} unexpected bytes")
-    return RawPacket(kind, origin, seq, timestamp_us, payload)
+    return RawPacket(kind, origin, incarnation, seq, timestamp_us, payload)
