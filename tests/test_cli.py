@@ -3,28 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
+from tests.processes import run_whiteboard
 from tests.sim.test_scenario import SIM_CONTRACT
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def whiteboard(*args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
-    return subprocess.run(
-        [sys.executable, "-m", "whiteboard", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-        cwd=ROOT,
-    )
+whiteboard = run_whiteboard
 
 
 def test_sim_prints_one_json_object_with_the_contract_fields() -> None:

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
+from tests.processes import child_env, whiteboard_command
 from whiteboard.sim.network import Impairment
 from whiteboard.sim.scenario import ScenarioConfig, percentile, run_scenario
 from whiteboard.sim.session import SimSession
@@ -170,15 +174,7 @@ def test_percentile_is_nearest_rank(values: list[float], q: float, expected: flo
 def test_results_do_not_depend_on_the_interpreters_hash_seed() -> None:
     """Set and dict order of str/bytes changes with PYTHONHASHSEED: a core or the simulator
     iterating one would make "same seed, same run" true only within one process."""
-    import json
-    import os
-    import subprocess
-    import sys
-
     args = [
-        sys.executable,
-        "-m",
-        "whiteboard",
         "sim",
         "--transport",
         "raw",
@@ -202,8 +198,13 @@ def test_results_do_not_depend_on_the_interpreters_hash_seed() -> None:
     ]
     outputs = []
     for hash_seed in ("1", "2"):
-        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-        run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+        run = subprocess.run(
+            whiteboard_command(*args),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=child_env(PYTHONHASHSEED=hash_seed),
+        )
         assert run.returncode == 0, run.stderr
         outputs.append(without_wall_time(json.loads(run.stdout)))
     assert outputs[0] == outputs[1]
