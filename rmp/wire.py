@@ -1,0 +1,623 @@
+"""RMP's datagram (Dabbous & Kiss, INRIA RR-2100, 1993, §2.2 and §4): the 8-byte RTP version 1
+fixed header, a chain of options, then a data part in data packets only.
+
+    0                   1                   2                   3
+    0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+   |V=1| channel   |P|S|  format   |        sequence number        |
+   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+   |  timestamp: seconds (16 bits) | timestamp: fraction (16 bits) |
+   +-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+-+
+   |F|    type     |  option body (option sizes are multiples of 4)
+   +-+-+-+-+-+-+-+-+- ... more options while F=0; F=1 marks the final one
+   | data part: after a final Data or Image option, to the end of the datagram
+
+Every layout choice the report leaves open (the figures are lost from our copy) is written down,
+with a byte diagram per option, in docs/rmp-wire.md; the tests check the diagrams byte for byte.
+
+The encoding is canonical: ``decode`` accepts exactly the bytes ``encode`` can produce, so
+``encode(decode(b)) == b`` for every datagram that decodes.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar, TypeAlias
+
+RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
+# RR-2100 §2.2: the RTP "content" field "should indicate Reliable Multicast", but no value is
+# given. 63, the last 6-bit value, is ours; it stays clear of the draft profile's audio and video
+# codes, which count up from 0.
+FORMAT_RMP = 63
+HEADER_SIZE = 8
+MAX_DATAGRAM = 65_507  # the largest UDP payload over IPv4: 65,535 - 20 (IP) - 8 (UDP)
+MAX_OPTIONS = 256  # per packet (and per embedded packet): bounds decoding work per datagram
+MAX_RETRANSMIT_LENGTH = 0x7FFF  # RR-2100 §4.2.7: the Retransmit length field is 15 bits
+MAX_NACK_RANGE = 0x8000  # 2**15: a longer gap is ambiguous in 16-bit serial arithmetic (RFC 1982)
+NTP_UNIX_OFFSET = 2_208_988_800  # seconds from the NTP epoch (1900) to the POSIX epoch (1970)
+MIDDLE32_WRAP_SECONDS = 65_536  # RR-2100 §4.1: the timestamp "wraps around approximately every
+# 18 hours": 16 bits of whole seconds
+
+_HEADER = struct.Struct("!BBHI")
+_NACK = struct.Struct("!BBHI")  # F|type, number or pad, sequence number, source identifier
+_NACK_RANGE = struct.Struct("!BBHIHH")  # the Nack layout, then count and 16 bits of padding
+_SHORT = struct.Struct("!BBBB")  # the 4-byte options: F|type and three bytes
+_RETRANSMIT = struct.Struct("!BBHI")  # F|type, pad, pad bit + 15-bit length, source identifier
+_P_BIT = 0x80  # header byte 1: options follow (RR-2100 §4.1)
+_S_BIT = 0x40  # header byte 1: end or start of a synchronisation unit (§4.1)
+_FINAL = 0x80  # the F bit: set on the final option (see docs/rmp-wire.md, "The F bit")
+_TYPE_MASK = 0x7F
+_FLAG = 0x80  # the one-bit flags (Image's Last, our Join answer) are the top bit of byte 1 or 2
+
+
+class OptionType(IntEnum):
+    """The 7-bit option types of RR-2100 §4.2, and our one extension."""
+
+    JOIN = 66
+    NACK = 67
+    CONFIRM = 68
+    REMIND = 69
+    IMAGE = 70
+    DATA = 71
+    RETRANSMIT = 72
+    # Not in RR-2100: a Nack naming a run of consecutive missing packets (docs/rmp-wire.md).
+    NACK_RANGE = 73
+
+
+def _label(kind: OptionType) -> str:
+    """The option's record name, for messages: NACK_RANGE -> NackRange."""
+    return "".join(part.title() for part in kind.name.split("_"))
+
+
+class RmpDecodeError(ValueError):
+    """A datagram that is not a valid RMP packet; the message says what is wrong and where."""
+
+
+def _check_uint(name: str, value: int, bits: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if not 0 <= value < 1 << bits:
+        raise ValueError(f"{name} {value} does not fit in {bits} bits")
+
+
+def _check_flag(name: str, value: bool) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+
+
+# --- options (RR-2100 §4.2) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Join:
+    """RR-2100 §4.2.1, §2.8: a station asks to join; sent at most ~5 times, counting in
+    ``join_number``. ``answer`` is our extension: set in the answer, whose Confirm options then
+    list the last sequence number of every station the answerer knows, its own included."""
+
+    join_number: int
+    answer: bool = False
+
+    TYPE: ClassVar[OptionType] = OptionType.JOIN
+    SIZE: ClassVar[int] = 4
+
+    def __post_init__(self) -> None:
+        _check_uint("join_number", self.join_number, 8)
+        _check_flag("answer", self.answer)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Nack:
+    """RR-2100 §4.2.2, §2.6: packet ``seq`` of station ``source`` is missing; this is the
+    ``nack_number``-th time the Nack is sent (stations at that depth or less answer)."""
+
+    nack_number: int
+    seq: int
+    source: int
+
+    TYPE: ClassVar[OptionType] = OptionType.NACK
+    SIZE: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        _check_uint("nack_number", self.nack_number, 8)
+        _check_uint("seq", self.seq, 16)
+        _check_uint("source", self.source, 32)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class NackRange:
+    """Our extension (not in RR-2100): ``count`` consecutive packets of ``source`` are missing,
+    from ``first`` on (modulo 2**16). Its first 8 bytes are laid out as a Nack for ``first``."""
+
+    nack_number: int
+    first: int
+    source: int
+    count: int
+
+    TYPE: ClassVar[OptionType] = OptionType.NACK_RANGE
+    SIZE: ClassVar[int] = 12
+
+    def __post_init__(self) -> None:
+        _check_uint("nack_number", self.nack_number, 8)
+        _check_uint("first", self.first, 16)
+        _check_uint("source", self.source, 32)
+        _check_uint("count", self.count, 16)
+        if not 1 <= self.count <= MAX_NACK_RANGE:
+            raise ValueError(f"NackRange count {self.count} is not in 1..{MAX_NACK_RANGE}")
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+    @property
+    def last(self) -> int:
+        return (self.first + self.count - 1) & 0xFFFF
+
+    def missing(self) -> Iterator[int]:
+        """The missing sequence numbers, in order, wrapping past 65535 to 0."""
+        return ((self.first + i) & 0xFFFF for i in range(self.count))
+
+
+@dataclass(frozen=True, slots=True)
+class Confirm:
+    """RR-2100 §4.2.3, §2.3: every packet of ``source`` up to ``seq`` was received. One pair per
+    option; a packet confirming several stations carries several Confirm options (§4.2: options
+    may repeat unless noted). In a join answer the Confirms are the station list of §2.8."""
+
+    seq: int
+    source: int
+
+    TYPE: ClassVar[OptionType] = OptionType.CONFIRM
+    SIZE: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        _check_uint("seq", self.seq, 16)
+        _check_uint("source", self.source, 32)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Remind:
+    """RR-2100 §4.2.4, §2.4: the sender's last data packet, repeated for the
+    ``remind_number``-th time (modulo 256). Must be the first option of its packet."""
+
+    remind_number: int
+
+    TYPE: ClassVar[OptionType] = OptionType.REMIND
+    SIZE: ClassVar[int] = 4
+
+    def __post_init__(self) -> None:
+        _check_uint("remind_number", self.remind_number, 8)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """RR-2100 §4.2.5, §2.8: the data part is a piece of the board state (a refresh); ``last``
+    marks the piece that completes it, and must equal the RTP header's S bit."""
+
+    last: bool = False
+
+    TYPE: ClassVar[OptionType] = OptionType.IMAGE
+    SIZE: ClassVar[int] = 4
+
+    def __post_init__(self) -> None:
+        _check_flag("last", self.last)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Data:
+    """RR-2100 §4.2.6, §2.2: a data part (new data or a command on existing data) follows."""
+
+    TYPE: ClassVar[OptionType] = OptionType.DATA
+    SIZE: ClassVar[int] = 4
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
+class Retransmit:
+    """RR-2100 §4.2.7, §2.7, §3: a stored data packet of ``source`` (its original sender, needed
+    for ordering), sent again whole. The 15-bit length is the embedded packet's encoded size."""
+
+    source: int
+    packet: RmpPacket
+
+    TYPE: ClassVar[OptionType] = OptionType.RETRANSMIT
+    HEAD_SIZE: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        _check_uint("source", self.source, 32)
+        if not isinstance(self.packet, RmpPacket):
+            raise TypeError(f"packet must be an RmpPacket, not {type(self.packet).__name__}")
+        if any(isinstance(option, Retransmit) for option in self.packet.options):
+            raise ValueError("a retransmitted packet cannot itself hold a Retransmit (§2.7)")
+        if self.packet.data is None:
+            raise ValueError(
+                "only data packets are retransmitted: the embedded packet has no data part "
+                "(§2.2: control packets are not stored)"
+            )
+        if self.length > MAX_RETRANSMIT_LENGTH:
+            raise ValueError(
+                f"embedded packet of {self.length} bytes exceeds the 15-bit Retransmit length "
+                f"({MAX_RETRANSMIT_LENGTH})"
+            )
+
+    @property
+    def length(self) -> int:
+        return self.packet.wire_size
+
+    @property
+    def wire_size(self) -> int:
+        return self.HEAD_SIZE + _padded(self.length)
+
+
+Option: TypeAlias = Join | Nack | NackRange | Confirm | Remind | Image | Data | Retransmit
+_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Retransmit)
+_CARRIES_DATA = (Data, Image)  # the options "indicating the presence of data" (§2.2)
+_MUST_BE_FINAL = (Data, Image, Retransmit)
+
+
+def _padded(size: int) -> int:
+    return (size + 3) & ~3
+
+
+# --- the packet ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RmpPacket:
+    """One RMP datagram. ``timestamp`` is the RTP header's 32-bit value (the middle 32 bits of an
+    NTP time: see ``ntp_middle32``). ``data`` is None in control packets and bytes (possibly
+    empty) exactly when the final option is Data or Image. The P bit is ``bool(options)``."""
+
+    seq: int
+    timestamp: int
+    options: tuple[Option, ...] = ()
+    data: bytes | None = None
+    channel: int = 0
+    s_bit: bool = False
+    format: int = FORMAT_RMP
+
+    def __post_init__(self) -> None:
+        _check_uint("seq", self.seq, 16)
+        _check_uint("timestamp", self.timestamp, 32)
+        _check_uint("channel", self.channel, 6)
+        _check_uint("format", self.format, 6)
+        _check_flag("s_bit", self.s_bit)
+        if not isinstance(self.options, tuple):
+            raise TypeError(f"options must be a tuple, not {type(self.options).__name__}")
+        if self.data is not None and not isinstance(self.data, bytes):
+            raise TypeError(f"data must be bytes or None, not {type(self.data).__name__}")
+        for index, option in enumerate(self.options):
+            if not isinstance(option, _OPTION_CLASSES):
+                raise TypeError(f"option {index} is a {type(option).__name__}, not an RMP option")
+        problem = _structure_problem(self.options, self.data is not None, self.s_bit)
+        if problem is not None:
+            raise ValueError(problem)
+        if self.wire_size > MAX_DATAGRAM:
+            raise ValueError(f"packet of {self.wire_size} bytes exceeds {MAX_DATAGRAM}")
+
+    @property
+    def p_bit(self) -> bool:
+        return bool(self.options)
+
+    @property
+    def wire_size(self) -> int:
+        size = HEADER_SIZE + sum(option.wire_size for option in self.options)
+        return size + (len(self.data) if self.data is not None else 0)
+
+
+def _structure_problem(options: tuple[Option, ...], has_data: bool, s_bit: bool) -> str | None:
+    """What is wrong with this sequence of options, or None. Shared by the constructor (a
+    ValueError) and ``decode`` (an RmpDecodeError), so both enforce the same rules."""
+    if len(options) > MAX_OPTIONS:
+        return f"{len(options)} options, more than {MAX_OPTIONS}"
+    joins = [option for option in options if isinstance(option, Join)]
+    for index, option in enumerate(options):
+        name = type(option).__name__
+        if isinstance(option, Remind) and index != 0:
+            # §2.4: later options are treated differently when the remind number is not the
+            # receiver's depth, so the receiver must see it before them.
+            return f"Remind must be the first option (RR-2100 §2.4), found at position {index}"
+        if isinstance(option, _MUST_BE_FINAL) and index != len(options) - 1:
+            # §2.2: the data part follows the last option; §4.2.7: Retransmit has F=1.
+            return f"{name} must be the final option, found at position {index} of {len(options)}"
+        if isinstance(option, Image) and option.last != s_bit:
+            return (
+                f"the Image option's Last bit ({int(option.last)}) disagrees with the RTP "
+                f"header's S bit ({int(s_bit)}); RR-2100 §2.8 and §4.2.5 mark the last image "
+                "part with both"
+            )
+    if len(joins) > 1:
+        return f"{len(joins)} Join options; Join is unique in its packet (RR-2100 §4.2.1)"
+    if joins and not joins[0].answer and len(options) > 1:
+        return "a Join request must be the only option in its packet (RR-2100 §4.2.1)"
+    if joins and isinstance(options[-1], _MUST_BE_FINAL):
+        return (
+            f"a Join answer is a control packet and cannot carry {type(options[-1]).__name__} "
+            "(RR-2100 §2.8: the board state follows in separate Image packets)"
+        )
+    announces_data = bool(options) and isinstance(options[-1], _CARRIES_DATA)
+    if announces_data and not has_data:
+        return f"a final {type(options[-1]).__name__} option needs a data part (data=b'' if empty)"
+    if has_data and not announces_data:
+        return "a data part needs a final Data or Image option (RR-2100 §2.2)"
+    return None
+
+
+# --- encoding ------------------------------------------------------------------------------------
+
+
+def encode(packet: RmpPacket) -> bytes:
+    """The datagram for ``packet``. Never fails: the records validate themselves when built."""
+    out = bytearray()
+    _encode_into(packet, out)
+    return bytes(out)
+
+
+def _encode_into(packet: RmpPacket, out: bytearray) -> None:
+    first = RTP_VERSION << 6 | packet.channel
+    second = (_P_BIT if packet.p_bit else 0) | (_S_BIT if packet.s_bit else 0) | packet.format
+    out += _HEADER.pack(first, second, packet.seq, packet.timestamp)
+    count = len(packet.options)
+    for index, option in enumerate(packet.options):
+        lead = option.TYPE | (_FINAL if index == count - 1 else 0)
+        match option:
+            case Join(join_number=number, answer=answer):
+                out += _SHORT.pack(lead, number, _FLAG if answer else 0, 0)
+            case Nack(nack_number=number, seq=seq, source=source):
+                out += _NACK.pack(lead, number, seq, source)
+            case NackRange(nack_number=number, first=first, source=source, count=run):
+                out += _NACK_RANGE.pack(lead, number, first, source, run, 0)
+            case Confirm(seq=seq, source=source):
+                out += _NACK.pack(lead, 0, seq, source)
+            case Remind(remind_number=number):
+                out += _SHORT.pack(lead, number, 0, 0)
+            case Image(last=last):
+                out += _SHORT.pack(lead, _FLAG if last else 0, 0, 0)
+            case Data():
+                out += _SHORT.pack(lead, 0, 0, 0)
+            case Retransmit(source=source, packet=inner):
+                length = inner.wire_size
+                out += _RETRANSMIT.pack(lead, 0, length, source)
+                _encode_into(inner, out)
+                out += bytes(_padded(length) - length)
+    if packet.data is not None:
+        out += packet.data
+
+
+# --- decoding ------------------------------------------------------------------------------------
+
+
+def decode(data: bytes | bytearray | memoryview) -> RmpPacket:
+    """The packet in ``data``; RmpDecodeError (and nothing else) if it is not a valid one."""
+    if len(data) > MAX_DATAGRAM:
+        raise RmpDecodeError(f"datagram of {len(data)} bytes exceeds the maximum {MAX_DATAGRAM}")
+    return _decode(memoryview(data).cast("B"), embedded=False)
+
+
+def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
+    end = len(view)
+    if end < HEADER_SIZE:
+        raise RmpDecodeError(f"{end} bytes is shorter than the {HEADER_SIZE}-byte RTP header")
+    first, second, seq, timestamp = _HEADER.unpack_from(view)
+    version = first >> 6
+    if version != RTP_VERSION:
+        raise RmpDecodeError(f"RTP version {version}; RMP runs on version {RTP_VERSION}")
+    p_bit, s_bit = bool(second & _P_BIT), bool(second & _S_BIT)
+    options: list[Option] = []
+    data: bytes | None = None
+    offset = HEADER_SIZE
+    if not p_bit:
+        if end > HEADER_SIZE:
+            raise RmpDecodeError(
+                f"P bit clear (no options) but {end - HEADER_SIZE} bytes follow the header; "
+                "a data part needs a Data option (RR-2100 §2.2)"
+            )
+    elif end == HEADER_SIZE:
+        raise RmpDecodeError("P bit set but no option follows the header")
+    while p_bit:  # one option per turn, until the final one (F=1)
+        if len(options) == MAX_OPTIONS:
+            raise RmpDecodeError(f"more than {MAX_OPTIONS} options")
+        if offset == end:
+            raise RmpDecodeError(
+                f"option chain never ends: the datagram ends at offset {end} and no option "
+                "has the F bit set (F=1 marks the final option)"
+            )
+        lead = view[offset]
+        final = bool(lead & _FINAL)
+        try:
+            kind = OptionType(lead & _TYPE_MASK)
+        except ValueError:
+            raise RmpDecodeError(
+                f"unknown option type {lead & _TYPE_MASK} at offset {offset}"
+            ) from None
+        option, size = _decode_option(kind, view, offset, embedded=embedded)
+        options.append(option)
+        if isinstance(option, _MUST_BE_FINAL) and not final:
+            raise RmpDecodeError(
+                f"{_label(kind)} option at offset {offset} has F=0 but must be the final "
+                "option (RR-2100 §2.2, §4.2.7)"
+            )
+        offset += size
+        if isinstance(option, _CARRIES_DATA):
+            data = bytes(view[offset:])  # §2.2: the rest of the datagram is the data part
+            break
+        if final:
+            if offset != end:
+                raise RmpDecodeError(
+                    f"option chain ends early: the final option (F=1) is a "
+                    f"{_label(kind)} option, yet {end - offset} bytes follow it at offset "
+                    f"{offset}; only a Data or Image option may be followed by a data part "
+                    "(RR-2100 §2.2)"
+                )
+            break
+    options_tuple = tuple(options)
+    problem = _structure_problem(options_tuple, data is not None, s_bit)
+    if problem is not None:
+        raise RmpDecodeError(problem)
+    return RmpPacket(
+        seq=seq,
+        timestamp=timestamp,
+        options=options_tuple,
+        data=data,
+        channel=first & 0x3F,
+        s_bit=s_bit,
+        format=second & 0x3F,
+    )
+
+
+def _need(kind: OptionType, view: memoryview, offset: int, size: int) -> None:
+    if offset + size > len(view):
+        raise RmpDecodeError(
+            f"truncated {_label(kind)} option at offset {offset}: it needs {size} bytes, "
+            f"{len(view) - offset} remain"
+        )
+
+
+def _padding_error(kind: OptionType, offset: int) -> RmpDecodeError:
+    return RmpDecodeError(f"nonzero padding in the {_label(kind)} option at offset {offset}")
+
+
+def _decode_option(
+    kind: OptionType, view: memoryview, offset: int, *, embedded: bool
+) -> tuple[Option, int]:
+    """The option of type ``kind`` at ``offset`` and its size on the wire, padding included."""
+    option: Option
+    if kind in (OptionType.NACK, OptionType.CONFIRM):
+        _need(kind, view, offset, 8)
+        _, number, seq, source = _NACK.unpack_from(view, offset)
+        if kind is OptionType.NACK:
+            return Nack(number, seq, source), 8
+        if number:
+            raise _padding_error(kind, offset)
+        return Confirm(seq, source), 8
+    if kind is OptionType.NACK_RANGE:
+        _need(kind, view, offset, 12)
+        _, number, first, source, count, pad = _NACK_RANGE.unpack_from(view, offset)
+        if pad:
+            raise _padding_error(kind, offset)
+        if not 1 <= count <= MAX_NACK_RANGE:
+            raise RmpDecodeError(
+                f"NackRange at offset {offset} names {count} packets, not 1..{MAX_NACK_RANGE}"
+            )
+        return NackRange(number, first, source, count), 12
+    if kind is OptionType.RETRANSMIT:
+        return _decode_retransmit(view, offset, embedded=embedded)
+    _need(kind, view, offset, 4)
+    _, one, two, three = _SHORT.unpack_from(view, offset)
+    if kind is OptionType.JOIN:
+        if two & ~_FLAG or three:
+            raise _padding_error(kind, offset)
+        option = Join(one, answer=bool(two & _FLAG))
+    elif kind is OptionType.REMIND:
+        if two or three:
+            raise _padding_error(kind, offset)
+        option = Remind(one)
+    elif kind is OptionType.IMAGE:
+        if one & ~_FLAG or two or three:
+            raise _padding_error(kind, offset)
+        option = Image(last=bool(one & _FLAG))
+    else:  # OptionType.DATA
+        if one or two or three:
+            raise _padding_error(kind, offset)
+        option = Data()
+    return option, 4
+
+
+def _decode_retransmit(view: memoryview, offset: int, *, embedded: bool) -> tuple[Option, int]:
+    kind = OptionType.RETRANSMIT
+    if embedded:
+        # §2.7: a retransmission carries an original data packet, never another retransmission;
+        # one level of embedding also bounds the recursion whatever a peer sends.
+        raise RmpDecodeError(f"a Retransmit option inside a retransmitted packet, at {offset}")
+    _need(kind, view, offset, Retransmit.HEAD_SIZE)
+    _, pad, length, source = _RETRANSMIT.unpack_from(view, offset)
+    if pad or length & 0x8000:
+        raise _padding_error(kind, offset)
+    start = offset + Retransmit.HEAD_SIZE
+    remaining = len(view) - start
+    if length > remaining:
+        raise RmpDecodeError(
+            f"Retransmit at offset {offset} has length {length}, which runs past the end of the "
+            f"datagram ({remaining} bytes remain)"
+        )
+    stop = start + _padded(length)
+    if stop > len(view):
+        raise RmpDecodeError(
+            f"Retransmit at offset {offset}: its {length}-byte packet is not padded to a "
+            "32-bit boundary"
+        )
+    if any(view[start + length : stop]):
+        raise RmpDecodeError(
+            f"nonzero padding after the packet embedded in the Retransmit at offset {offset}"
+        )
+    try:
+        inner = _decode(view[start : start + length], embedded=True)
+    except RmpDecodeError as exc:
+        raise RmpDecodeError(
+            f"the packet embedded in the Retransmit at offset {offset} is malformed "
+            f"(offsets below are within it): {exc}"
+        ) from None
+    if inner.data is None:
+        raise RmpDecodeError(
+            f"the packet embedded in the Retransmit at offset {offset} is a control packet; "
+            "only data packets are stored and retransmitted (RR-2100 §2.2, §2.7)"
+        )
+    if stop != len(view):
+        raise RmpDecodeError(
+            f"{len(view) - stop} bytes follow the Retransmit option at offset {offset}, which "
+            "must end the datagram (RR-2100 §4.2.7)"
+        )
+    return Retransmit(source, inner), stop - offset
+
+
+# --- timestamps (RR-2100 §4.1) -------------------------------------------------------------------
+
+
+def ntp_middle32(seconds: float) -> int:
+    """The RTP v1 timestamp for POSIX time ``seconds``: the middle 32 bits of the NTP timestamp,
+    i.e. 16 bits of whole seconds (modulo 65,536: it wraps every ~18.2 hours, §4.1) and 16 bits
+    of fraction (units of 1/65,536 s, truncated)."""
+    if not math.isfinite(seconds):
+        raise ValueError(f"cannot timestamp {seconds}")
+    return math.floor((seconds + NTP_UNIX_OFFSET) * 65_536) & 0xFFFF_FFFF
+
+
+def seconds_from_middle32(value: int, near: float) -> float:
+    """The POSIX time whose ``ntp_middle32`` is ``value`` and that lies nearest ``near`` (the
+    receiver's clock): within [near - 9.1 h, near + 9.1 h). The 18-hour wrap is undone by
+    assuming sender and receiver clocks are within half a wrap of each other (§2.8 assumes
+    they are close)."""
+    _check_uint("value", value, 32)
+    if not math.isfinite(near):
+        raise ValueError(f"cannot unwrap near {near}")
+    reference = math.floor((near + NTP_UNIX_OFFSET) * 65_536)
+    delta = (value - reference) & 0xFFFF_FFFF
+    if delta >= 1 << 31:
+        delta -= 1 << 32
+    return (reference + delta) / 65_536 - NTP_UNIX_OFFSET

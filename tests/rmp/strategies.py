@@ -1,0 +1,96 @@
+"""Hypothesis strategies for valid RMP packets: every option type, in every arrangement the
+wire format allows (Remind first, data-bearing option or Retransmit last, Join rules)."""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from rmp.wire import (
+    FORMAT_RMP,
+    MAX_NACK_RANGE,
+    Confirm,
+    Data,
+    Image,
+    Join,
+    Nack,
+    NackRange,
+    Option,
+    Remind,
+    Retransmit,
+    RmpPacket,
+)
+
+u8 = st.integers(0, 0xFF)
+u16 = st.integers(0, 0xFFFF)
+u32 = st.integers(0, 0xFFFF_FFFF)
+payloads = st.binary(max_size=300)
+
+nacks = st.builds(Nack, u8, u16, u32)
+nack_ranges = st.builds(NackRange, u8, u16, u32, st.integers(1, MAX_NACK_RANGE))
+confirms = st.builds(Confirm, u16, u32)
+controls = st.one_of(nacks, nack_ranges, confirms)  # options that may repeat anywhere
+
+SHAPES = ("control", "data", "image", "retransmit", "join_request", "join_answer")
+
+
+@st.composite
+def packets(draw: st.DrawFn, *, shapes: tuple[str, ...] = SHAPES) -> RmpPacket:
+    shape = draw(st.sampled_from(shapes))
+    s_bit = draw(st.booleans())
+    header = {
+        "seq": draw(u16),
+        "timestamp": draw(u32),
+        "channel": draw(st.integers(0, 63)),
+        "format": draw(st.one_of(st.just(FORMAT_RMP), st.integers(0, 63))),
+        "s_bit": s_bit,
+    }
+    if shape == "join_request":
+        return RmpPacket(options=(Join(draw(u8)),), **header)
+    options: list[Option] = []
+    if draw(st.booleans()):
+        options.append(Remind(draw(u8)))
+    middle = draw(st.lists(controls, max_size=6))
+    if shape == "join_answer":
+        middle.insert(draw(st.integers(0, len(middle))), Join(draw(u8), answer=True))
+    options += middle
+    data: bytes | None = None
+    if shape == "data":
+        options.append(Data())
+        data = draw(payloads)
+    elif shape == "image":
+        options.append(Image(last=s_bit))
+        data = draw(payloads)
+    elif shape == "retransmit":
+        options.append(Retransmit(draw(u32), draw(packets(shapes=("data", "image")))))
+    return RmpPacket(options=tuple(options), data=data, **header)
+
+
+def _alone(option: st.SearchStrategy[Option]) -> st.SearchStrategy[RmpPacket]:
+    return st.builds(
+        lambda o, seq, ts: RmpPacket(seq=seq, timestamp=ts, options=(o,)), option, u16, u32
+    )
+
+
+# One strategy per option type, the option alone in its packet (§4.2: each option type).
+single_option_packets: dict[str, st.SearchStrategy[RmpPacket]] = {
+    "Join": _alone(st.builds(Join, u8)),
+    "Nack": _alone(nacks),
+    "NackRange": _alone(nack_ranges),
+    "Confirm": _alone(confirms),
+    "Remind": _alone(st.builds(Remind, u8)),
+    "Image": st.builds(
+        lambda last, data: RmpPacket(
+            seq=1, timestamp=2, options=(Image(last),), data=data, s_bit=last
+        ),
+        st.booleans(),
+        payloads,
+    ),
+    "Data": st.builds(
+        lambda data: RmpPacket(seq=1, timestamp=2, options=(Data(),), data=data), payloads
+    ),
+    "Retransmit": st.builds(
+        lambda source, inner: RmpPacket(seq=1, timestamp=2, options=(Retransmit(source, inner),)),
+        u32,
+        packets(shapes=("data", "image")),
+    ),
+}

@@ -1,0 +1,102 @@
+"""Whatever a peer sends, decode raises RmpDecodeError or returns a packet that re-encodes to
+the very same bytes (the encoding is canonical); never any other exception."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rmp.wire import FORMAT_RMP, MAX_DATAGRAM, OptionType, RmpDecodeError, RmpPacket, decode, encode
+from tests.rmp.strategies import packets
+
+FUZZ = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check(data: bytes) -> None:
+    packet = None
+    with contextlib.suppress(RmpDecodeError):
+        packet = decode(data)
+    if packet is not None:
+        assert encode(packet) == data
+
+
+@FUZZ
+@given(st.binary(max_size=256))
+def test_arbitrary_bytes_raise_only_the_documented_error(data: bytes) -> None:
+    check(data)
+
+
+# Bytes that get past the header (version 1, P set) and start with real option types, so the
+# fuzzing reaches the option parser and the Retransmit recursion instead of stopping at byte 0.
+option_leads = st.builds(
+    lambda kind, final: bytes([kind | (0x80 if final else 0)]),
+    st.sampled_from([int(kind) for kind in OptionType] + [0, 65, 74, 127]),
+    st.booleans(),
+)
+mostly_zero = st.one_of(st.just(0), st.just(0), st.just(0x80), st.integers(0, 255))
+option_bodies = st.builds(
+    lambda lead, body: lead + bytes(body),
+    option_leads,
+    st.sampled_from([3, 7, 11]).flatmap(lambda n: st.lists(mostly_zero, min_size=n, max_size=n)),
+)
+chunks = st.one_of(option_bodies, option_leads, st.binary(min_size=1, max_size=4))
+header = st.builds(
+    lambda channel, s_bit, rest: bytes([0x40 | channel, 0x80 | s_bit << 6 | FORMAT_RMP]) + rest,
+    st.integers(0, 63),
+    st.integers(0, 1),
+    st.binary(min_size=6, max_size=6),
+)
+
+
+@FUZZ
+@given(header, st.lists(chunks, max_size=24))
+def test_option_shaped_noise_raises_only_the_documented_error(
+    head: bytes, body: list[bytes]
+) -> None:
+    check(head + b"".join(body))
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    wire = bytearray(encode(draw(packets())))
+    for _ in range(draw(st.integers(1, 3))):
+        how = draw(st.sampled_from(["flip", "set", "truncate", "extend", "insert", "delete"]))
+        at = draw(st.integers(0, max(len(wire) - 1, 0)))
+        if how == "flip" and wire:
+            wire[at] ^= draw(st.integers(1, 255))
+        elif how == "set" and wire:
+            wire[at] = draw(st.integers(0, 255))
+        elif how == "truncate":
+            del wire[at:]
+        elif how == "extend":
+            wire += draw(st.binary(min_size=1, max_size=16))
+        elif how == "insert":
+            wire[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif how == "delete":
+            del wire[at : at + draw(st.integers(1, 8))]
+    return bytes(wire)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_valid_encodings_raise_only_the_documented_error(data: bytes) -> None:
+    check(data)
+
+
+@settings(max_examples=200, deadline=None)
+@given(packets(), st.data())
+def test_every_proper_prefix_of_a_packet_is_caught_or_is_itself_canonical(
+    packet: RmpPacket, data: st.DataObject
+) -> None:
+    wire = encode(packet)
+    cut = data.draw(st.integers(0, len(wire) - 1))
+    check(wire[:cut])
+
+
+def test_datagrams_beyond_the_udp_maximum_are_refused_before_parsing() -> None:
+    wire = encode(RmpPacket(seq=1, timestamp=0))
+    with pytest.raises(RmpDecodeError, match="exceeds the maximum 65507"):
+        decode(wire + bytes(MAX_DATAGRAM))
