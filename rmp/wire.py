@@ -34,6 +34,7 @@ RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of 
 # codes, which count up from 0.
 FORMAT_RMP = 63
 HEADER_SIZE = 8
+SOURCE_SIZE = 8  # the Source option [extension]: F|74, three zero bytes, the 32-bit identifier
 MAX_DATAGRAM = 65_507  # the largest UDP payload over IPv4: 65,535 - 20 (IP) - 8 (UDP)
 MAX_OPTIONS = 256  # per packet (and per embedded packet): bounds decoding work per datagram
 MAX_RETRANSMIT_LENGTH = 0x7FFF  # RR-2100 §4.2.7: the Retransmit length field is 15 bits
@@ -66,6 +67,8 @@ class OptionType(IntEnum):
     RETRANSMIT = 72
     # Not in RR-2100: a Nack naming a run of consecutive missing packets (docs/rmp-wire.md).
     NACK_RANGE = 73
+    # [extension] the sender's 32-bit source identifier; see RmpPacket.source.
+    SOURCE = 74
 
 
 def _label(kind: OptionType) -> str:
@@ -301,9 +304,15 @@ class RmpPacket:
     channel: int = 0
     s_bit: bool = False
     format: int = FORMAT_RMP
+    # [extension] The sender's 32-bit identifier, the "station identifier" of RR-2100 §2.1 that
+    # Nack, Confirm and Retransmit name. The report takes it from the lower layer (the IP
+    # address), but several members may share a host and an address, so, as RTP v1 did with
+    # its SSRC option, it travels in a Source option, always the first. 0: absent.
+    source: int = 0
 
     def __post_init__(self) -> None:
         _check_uint("seq", self.seq, 16)
+        _check_uint("source", self.source, 32)
         _check_uint("timestamp", self.timestamp, 32)
         _check_uint("channel", self.channel, 6)
         _check_uint("format", self.format, 6)
@@ -323,11 +332,12 @@ class RmpPacket:
 
     @property
     def p_bit(self) -> bool:
-        return bool(self.options)
+        return bool(self.options) or bool(self.source)
 
     @property
     def wire_size(self) -> int:
-        size = HEADER_SIZE + sum(option.wire_size for option in self.options)
+        size = HEADER_SIZE + (SOURCE_SIZE if self.source else 0)
+        size += sum(option.wire_size for option in self.options)
         return size + (len(self.data) if self.data is not None else 0)
 
 
@@ -384,6 +394,9 @@ def _encode_into(packet: RmpPacket, out: bytearray) -> None:
     second = (_P_BIT if packet.p_bit else 0) | (_S_BIT if packet.s_bit else 0) | packet.format
     out += _HEADER.pack(first, second, packet.seq, packet.timestamp)
     count = len(packet.options)
+    if packet.source:
+        lead = OptionType.SOURCE | (_FINAL if count == 0 else 0)
+        out += _NACK.pack(lead, 0, 0, packet.source)
     for index, option in enumerate(packet.options):
         lead = option.TYPE | (_FINAL if index == count - 1 else 0)
         match option:
@@ -431,6 +444,7 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
     p_bit, s_bit = bool(second & _P_BIT), bool(second & _S_BIT)
     options: list[Option] = []
     data: bytes | None = None
+    source = 0
     offset = HEADER_SIZE
     if not p_bit:
         if end > HEADER_SIZE:
@@ -456,6 +470,26 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
             raise RmpDecodeError(
                 f"unknown option type {lead & _TYPE_MASK} at offset {offset}"
             ) from None
+        if kind is OptionType.SOURCE:
+            if offset != HEADER_SIZE:
+                raise RmpDecodeError(
+                    f"Source option at offset {offset}; it must be the first option"
+                )
+            _need(kind, view, offset, SOURCE_SIZE)
+            _, pad, pad16, source = _NACK.unpack_from(view, offset)
+            if pad or pad16:
+                raise _padding_error(kind, offset)
+            if source == 0:
+                raise RmpDecodeError("Source option with the reserved identifier 0")
+            offset += SOURCE_SIZE
+            if final:
+                if offset != end:
+                    raise RmpDecodeError(
+                        f"option chain ends early: the final option (F=1) is the Source "
+                        f"option, yet {end - offset} bytes follow it"
+                    )
+                break
+            continue
         option, size = _decode_option(kind, view, offset, embedded=embedded)
         options.append(option)
         if isinstance(option, _MUST_BE_FINAL) and not final:
@@ -488,6 +522,7 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
         channel=first & 0x3F,
         s_bit=s_bit,
         format=second & 0x3F,
+        source=source,
     )
 
 
