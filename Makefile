@@ -16,6 +16,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 
-$(STAMP): pyproject.toml packaging/bootstrap.sh
+# A new top-level package (rmp/, mtp/, analytics/) needs the editable install redone.
+$(STAMP): pyproject.toml packaging/bootstrap.sh $(wildcard */__init__.py)
 	bash packaging/bootstrap.sh "$(PYTHON)" "$(VENV)"
 	touch $(STAMP)

@@ -1,7 +1,12 @@
-"""RMP, the reliable multicast protocol of Dabbous & Kiss (INRIA RR-2100, 1993): for now its wire
-format only (``rmp.wire``, documented in docs/rmp-wire.md). The protocol core comes later; until
-it does, this package has no ``make_core`` and the app reports RMP as not built yet."""
+"""RMP, the reliable multicast protocol of Dabbous & Kiss (INRIA RR-2100, 1993).
 
+``rmp.wire`` is the packet format (docs/rmp-wire.md); ``rmp.core`` the sans-I/O protocol engine
+(docs/rmp.md), which ``make_core`` builds for the whiteboard's transport registry. The package
+depends on the standard library only, and in particular not on the whiteboard.
+"""
+
+from rmp.core import RmpCore, make_core
+from rmp.params import LAN, SEED, RmpParams
 from rmp.wire import (
     FORMAT_RMP,
     HEADER_SIZE,
@@ -33,6 +38,7 @@ from rmp.wire import (
 __all__ = [
     "FORMAT_RMP",
     "HEADER_SIZE",
+    "LAN",
     "MAX_DATAGRAM",
     "MAX_NACK_RANGE",
     "MAX_OPTIONS",
@@ -40,6 +46,7 @@ __all__ = [
     "MIDDLE32_WRAP_SECONDS",
     "NTP_UNIX_OFFSET",
     "RTP_VERSION",
+    "SEED",
     "Confirm",
     "Data",
     "Image",
@@ -50,10 +57,13 @@ __all__ = [
     "OptionType",
     "Remind",
     "Retransmit",
+    "RmpCore",
     "RmpDecodeError",
     "RmpPacket",
+    "RmpParams",
     "decode",
     "encode",
+    "make_core",
     "ntp_middle32",
     "seconds_from_middle32",
 ]

@@ -1,5 +1,5 @@
-"""The package boundary: ``rmp`` is the wire format only, independent of the whiteboard, and
-without a ``make_core`` the app keeps reporting RMP as not built yet."""
+"""The package boundary: ``rmp`` is independent of the whiteboard, yet its core conforms to the
+whiteboard's transport interface (structurally) and the registry finds it."""
 
 from __future__ import annotations
 
@@ -39,16 +39,21 @@ def test_no_module_of_rmp_imports_the_whiteboard(source: Path) -> None:
         assert not [n for n in names if n.split(".")[0] == "whiteboard"], source.name
 
 
-def test_rmp_exports_the_wire_api_only_and_no_core() -> None:
-    assert not hasattr(rmp, "make_core")
-    assert not hasattr(rmp.wire, "make_core")
-    for name in rmp.__all__:
+def test_rmp_exports_the_wire_api_and_a_core_factory() -> None:
+    for name in set(rmp.__all__) & set(rmp.wire.__dict__):
         assert getattr(rmp, name) is getattr(rmp.wire, name)
     assert {"RmpPacket", "encode", "decode", "RmpDecodeError", "OptionType"} <= set(rmp.__all__)
+    assert "make_core" in rmp.__all__
 
 
-def test_the_registry_still_reports_rmp_as_not_built_yet() -> None:
-    from whiteboard.transport.registry import TransportUnavailable, core_factory
+def test_the_core_conforms_to_the_transport_interface_and_the_registry_finds_it() -> None:
+    import random
 
-    with pytest.raises(TransportUnavailable, match="has no make_core"):
-        core_factory("rmp")
+    from whiteboard.transport.events import EventQueue
+    from whiteboard.transport.interface import COUNTER_NAMES, TransportCore
+    from whiteboard.transport.registry import core_factory
+
+    assert core_factory("rmp") is rmp.make_core
+    core = rmp.make_core(7, EventQueue(clock=lambda: 0.0), random.Random(1), {})
+    assert isinstance(core, TransportCore)
+    assert set(COUNTER_NAMES) <= set(core.counters())

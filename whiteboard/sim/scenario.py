@@ -65,9 +65,11 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
     )
     for index in range(config.peers):
         session.start(index)
-    everyone = list(range(config.peers))
-    last_draw = session.schedule_draws(config.messages, config.rate, 0.1, everyone)
     network = session.network
+    # Draw once everyone has joined, so that latencies measure the protocol, not the join.
+    network.run(until=60.0, stop=lambda: all(p.ready for p in session.peers))
+    everyone = list(range(config.peers))
+    last_draw = session.schedule_draws(config.messages, config.rate, network.now + 0.1, everyone)
     complete: set[int] = set()
 
     def note_complete(peer: Peer, event: Delivered) -> None:
@@ -107,6 +109,13 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         "nacks_sent": counters.get("nacks_sent", 0),
         "retransmissions": counters.get("retransmissions", 0),
         "nacks_per_loss": round(counters.get("nacks_sent", 0) / losses, 4) if losses else 0.0,
+        # NACK implosion: repairs sent per distinct packet a station asked for (RR-2100 §2.6)
+        "nacked_packets": counters.get("nacked_packets", 0),
+        "retransmissions_per_nacked_packet": (
+            round(counters.get("retransmissions", 0) / counters["nacked_packets"], 4)
+            if counters.get("nacked_packets")
+            else 0.0
+        ),
         "malformed_dropped": counters.get("malformed_dropped", 0),
         "failures": sorted({reason for p in session.peers for reason in p.failures}),
         "latency_ms_p50": percentile(session.latencies_ms, 50),

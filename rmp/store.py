@@ -1,0 +1,64 @@
+"""The retention store (RR-2100 §2.7): data packets kept for retransmission, bounded by age and
+by count, whoever sent them (every station answers NACKs, not only the source)."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from rmp.wire import RmpPacket
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    packet: RmpPacket
+    stored_at: float
+
+
+class RetentionStore:
+    """(source, unbounded seq) -> the packet as first received, oldest first. Remembers which
+    keys it evicted (boundedly) so that a request for one is reported, not ignored."""
+
+    def __init__(self, max_age: float, max_count: int) -> None:
+        self.max_age = max_age
+        self.max_count = max_count
+        self._packets: OrderedDict[tuple[int, int], Stored] = OrderedDict()
+        self._evicted: OrderedDict[tuple[int, int], None] = OrderedDict()
+        self.evictions = 0
+
+    def __len__(self) -> int:
+        return len(self._packets)
+
+    def put(self, source: int, seq: int, packet: RmpPacket, now: float) -> None:
+        key = (source, seq)
+        if key in self._packets:
+            return
+        self._packets[key] = Stored(packet, now)
+        while len(self._packets) > self.max_count:
+            self._evict_oldest()
+
+    def get(self, source: int, seq: int) -> RmpPacket | None:
+        stored = self._packets.get((source, seq))
+        return stored.packet if stored is not None else None
+
+    def was_evicted(self, source: int, seq: int) -> bool:
+        return (source, seq) in self._evicted
+
+    def expire(self, now: float) -> None:
+        while self._packets:
+            stored = next(iter(self._packets.values()))
+            if now - stored.stored_at < self.max_age:
+                break
+            self._evict_oldest()
+
+    def next_expiry(self) -> float | None:
+        if not self._packets:
+            return None
+        return next(iter(self._packets.values())).stored_at + self.max_age
+
+    def _evict_oldest(self) -> None:
+        key, _ = self._packets.popitem(last=False)
+        self.evictions += 1
+        self._evicted[key] = None
+        while len(self._evicted) > self.max_count:
+            self._evicted.popitem(last=False)
