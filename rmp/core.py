@@ -160,6 +160,10 @@ class RmpCore:
         self._p = params
         self._phase = Phase.NEW
         self._stations = StationList(member_id)
+        # §2.7's store, split: our own packets apart from others', so that a burst from others
+        # cannot evict a packet of ours that a station may still ask for. The send window
+        # (below the count) keeps every unconfirmed packet of ours in it.
+        self._own_store = RetentionStore(params.retention_age, params.retention_count)
         self._store = RetentionStore(params.retention_age, params.retention_count)
         self._outbox: list[Outgoing] = []
         self._counters = dict.fromkeys(COUNTERS, 0)
@@ -211,13 +215,22 @@ class RmpCore:
         return self._stations.depth
 
     @property
+    def answerer(self) -> int | None:
+        """While joining: the station whose image we are receiving (§2.8)."""
+        return self._answerer if self._phase is Phase.IMAGE else None
+
+    @property
+    def image_parts_received(self) -> int:
+        return len(self._image.received) if self._image is not None else 0
+
+    @property
     def stations(self) -> StationList:
         return self._stations
 
     def counters(self) -> dict[str, int]:
         counters = dict(self._counters)
-        counters["retained"] = len(self._store)
-        counters["retention_evictions"] = self._store.evictions
+        counters["retained"] = len(self._store) + len(self._own_store)
+        counters["retention_evictions"] = self._store.evictions + self._own_store.evictions
         return counters
 
     def start(self, now: float) -> None:
@@ -298,6 +311,7 @@ class RmpCore:
             return
         self._join_timers(now)
         self._store.expire(now)
+        self._own_store.expire(now)
         for station in self._stations:
             self._expire_waiting(station, now)
             self._send_due_nacks(station, now)
@@ -337,9 +351,10 @@ class RmpCore:
             add(self._next_send_at)
         if self._image_jobs:
             add(min(job.progress_at for job in self._image_jobs.values()) + self._p.image_stall)
-        expiry = self._store.next_expiry()
-        if expiry is not None:
-            add(expiry)
+        for store in (self._store, self._own_store):
+            expiry = store.next_expiry()
+            if expiry is not None:
+                add(expiry)
         return min(deadlines, default=None)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -382,8 +397,8 @@ class RmpCore:
             self._detect_gap(station, unwrap(packet.seq, station.last_valid), now)
         if remind is not None:
             self._on_remind(station, packet, remind, trusted, now)
-        if self._image_jobs:
-            self._pace(now)  # the joiner's confirmations may have opened the window
+        if self._image_jobs or self._sends:
+            self._pace(now)  # confirmations may have opened the window
 
     def _station(
         self, ident: int, now: float, addr: Address | None, joining: bool = False
@@ -404,6 +419,10 @@ class RmpCore:
         if addr is not None:
             station.address = addr
         return station
+
+    def _stored(self, source: int, seq: int) -> RmpPacket | None:
+        store = self._own_store if source == self.member_id else self._store
+        return store.get(source, seq)
 
     def _known(self, ident: int, now: float) -> Station | None:
         """The station named in someone else's packet: known, or added, but not heard."""
@@ -590,9 +609,9 @@ class RmpCore:
             # answer the request" (the virtual queue that prevents NACK implosion).
             if self._stations.depth > option.nack_number:
                 continue
-            if self._store.get(source, seq) is not None:
+            if self._stored(source, seq) is not None:
                 self._schedule_repair(source, seq, requester, now)
-            elif source == self.member_id and self._store.was_evicted(source, seq):
+            elif source == self.member_id and self._own_store.was_evicted(source, seq):
                 self._counters["repairs_unavailable"] += 1
                 self._upper.protocol_event(
                     "repair_unavailable", {"requester": requester.ident, "seq": seq}
@@ -624,7 +643,7 @@ class RmpCore:
     def _flush_repairs(self, now: float) -> None:
         for key in [k for k, r in self._repairs.items() if r.due <= now]:
             repair = self._repairs.pop(key)
-            packet = self._store.get(*key)
+            packet = self._stored(*key)
             if packet is None:
                 continue
             if len(repair.requesters) >= self._p.multicast_threshold:
@@ -766,7 +785,7 @@ class RmpCore:
                 confirmed = unwrap(option.seq, station.last_valid)
                 have = station.last_valid
             for missed in range(confirmed + 1, min(have, confirmed + 32) + 1):
-                if self._store.get(option.source, missed) is not None:
+                if self._stored(option.source, missed) is not None:
                     self._schedule_repair(option.source, missed, emitter, now)
 
     # -- joining (§2.8) ----------------------------------------------------------------------
@@ -793,7 +812,7 @@ class RmpCore:
             if now >= self._next_join_at:
                 self._become_ready(now, alone=True)
             return
-        if self._phase is Phase.IMAGE and now - self._image_progress_at >= self._p.image_stall:
+        if self._phase is Phase.IMAGE and now >= self._image_progress_at + self._p.image_stall:
             # The answering station went quiet mid-image (left, crashed, partitioned): ask
             # again; another station will answer (§2.8, §2.6: "if the first station on the
             # virtual queue left the group").
@@ -940,7 +959,7 @@ class RmpCore:
     def _watch_image_jobs(self, now: float) -> None:
         for joiner, job in list(self._image_jobs.items()):
             station = self._stations.get(joiner)
-            if station is None or now - job.progress_at >= self._p.image_stall:
+            if station is None or now >= job.progress_at + self._p.image_stall:
                 del self._image_jobs[joiner]  # it left, or stopped confirming: it will ask again
                 self._upper.protocol_event("image_abandoned", {"joiner": joiner})
 
@@ -949,7 +968,15 @@ class RmpCore:
     def _sendable(self) -> bool:
         if self._phase is not Phase.READY and not (self._phase is Phase.LEAVING and self._sends):
             return False
+        if not self._send_window_open():
+            return False
         return bool(self._sends) or any(self._window_open(j) for j in self._image_jobs.values())
+
+    def _send_window_open(self) -> bool:
+        """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
+        every active station, so none of them can leave the store before it is repaired."""
+        confirmed = [s.confirmed_mine for s in self._stations if s.state == "active"]
+        return self._seq - min(confirmed, default=self._seq) < self._p.window
 
     def _window_open(self, job: _ImageJob) -> bool:
         station = self._stations.get(job.joiner)
@@ -968,6 +995,12 @@ class RmpCore:
         if self._phase not in (Phase.READY, Phase.LEAVING):
             return
         while now >= self._next_send_at:
+            if not self._send_window_open():
+                # Ask for confirmations now rather than at the next reminder: a reminder is
+                # answered by every station that has our last packet (§2.4).
+                if self._next_remind_at is None or self._next_remind_at > now + self._p.remind_min:
+                    self._next_remind_at = now + self._p.remind_min
+                return
             if self._sends:
                 self._emit(self._sends.popleft(), None, now)
             else:
@@ -1001,7 +1034,7 @@ class RmpCore:
         self._transmit(packet, None, now)
         for station in confirmed:
             station.confirmed = True  # §2.3: confirmed in a multicast data packet
-        self._store.put(self.member_id, self._seq, packet, now)
+        self._own_store.put(self.member_id, self._seq, packet, now)
         self._stations.emitted(self.member_id)  # §2.5: depth 0
         self._last_data = packet
         self._remind_count = 0
@@ -1027,7 +1060,7 @@ class RmpCore:
     def _keepalive(self, now: float) -> None:
         if self._phase not in (Phase.READY, Phase.LEAVING):
             return
-        if now - self._last_sent_at < self._p.keepalive:
+        if now < self._last_sent_at + self._p.keepalive:
             return
         # Extension: RMP is silent when idle, so a periodic control packet (our confirmations,
         # and our S_n in its header) keeps us known alive and lets others see a lost last packet.
@@ -1036,12 +1069,11 @@ class RmpCore:
 
     def _watch_members(self, now: float) -> None:
         for station in self._stations:
-            silent = now - station.last_heard
-            if silent >= self._p.forget_after:
+            if now >= station.last_heard + self._p.forget_after:
                 self._stations.remove(station.ident)
                 self._image_jobs.pop(station.ident, None)
                 self._upper.member_changed(station.ident, "left")
-            elif silent >= self._p.suspect_after and station.state == "active":
+            elif now >= station.last_heard + self._p.suspect_after and station.state == "active":
                 station.state = "suspected"
                 self._upper.member_changed(station.ident, "suspected")
 

@@ -47,7 +47,7 @@ class RetentionStore:
     def expire(self, now: float) -> None:
         while self._packets:
             stored = next(iter(self._packets.values()))
-            if now - stored.stored_at < self.max_age:
+            if now < stored.stored_at + self.max_age:  # the very sum next_expiry() reports
                 break
             self._evict_oldest()
 

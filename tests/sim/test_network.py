@@ -228,3 +228,17 @@ def test_no_loss_is_rolled_for_a_station_that_is_down() -> None:
     blast(network, stations[0], 10)
     network.run(until=1.0)
     assert network.stats.losses_injected == 10  # station 1 only
+
+
+def test_a_core_whose_timer_never_advances_is_reported_not_spun_on() -> None:
+    _, stations = build(1)
+    core = probe(stations[0])
+
+    def handle_timer(now: float) -> None:
+        core.timer_calls.append(now)  # never clears its timer: a bug
+
+    core.handle_timer = handle_timer  # type: ignore[method-assign]
+    core.timer = 1.0
+    stations[0].transport.timer_fired()
+    with pytest.raises(RuntimeError, match="without its deadline moving"):
+        stations[0].network.run(until=5.0)

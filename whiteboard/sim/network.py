@@ -75,6 +75,8 @@ class SimStation:
         self._deadline: float | None = None  # local time the core wants to be woken
         self._scheduled_at: float | None = None  # network time of the pending wake-up
         self._token = 0  # invalidates superseded wake-ups
+        self._last_wake = -1.0
+        self._wakes_now = 0
 
     # -- Carrier -----------------------------------------------------------------------------
 
@@ -117,6 +119,17 @@ class SimStation:
         if when > self.network.now:
             self._schedule(when)  # the deadline moved later since this wake-up was queued
             return
+        if self.network.now == self._last_wake:
+            self._wakes_now += 1
+            if self._wakes_now > SPIN_LIMIT:
+                # A core whose timer is always due but never acted on would spin forever at
+                # one instant (a rounding mismatch between get_timer and handle_timer, say).
+                raise RuntimeError(
+                    f"station {self.index}'s core asked to be woken {SPIN_LIMIT} times at "
+                    f"t={self.network.now} without its deadline moving"
+                )
+        else:
+            self._last_wake, self._wakes_now = self.network.now, 0
         self.driver.timer_fired()
 
     def _stop(self) -> None:
@@ -131,6 +144,8 @@ class SimStation:
             raise RuntimeError(f"station {self.index} has no transport")
         return self.driver
 
+
+SPIN_LIMIT = 10_000  # timer wake-ups at one instant before the simulator calls it a bug
 
 # The largest UDP payload that crosses an Ethernet LAN unfragmented (1500 - IP 20 - UDP 8).
 # A core that sends more would work on loopback and fail on a real LAN, so here it is an error.
