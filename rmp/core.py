@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Protocol
 
-from rmp.image import ImageAssembly, ImageError, split_image
+from rmp.image import ImageAssembly, ImageError, image_owner, split_image
 from rmp.params import RmpParams, params_from_mapping
 from rmp.seqnum import to_wire, unwrap
 from rmp.stations import MAX_GAP, MAX_WAITING, Missing, Station, StationList, Waiting
@@ -118,6 +118,7 @@ class _Answer:
 
     joiner: int
     stations: dict[int, int]  # station -> its last valid sequence number, ours included
+    join_number: int  # the request's, echoed in the answer
 
 
 @dataclass
@@ -175,6 +176,7 @@ class RmpCore:
         self._join_tries = 0
         self._next_join_at: float | None = None
         self._heard_active = False
+        self._heard_from = 0
         self._answerer: int | None = None
         self._image_after = 0
         self._image: ImageAssembly | None = None
@@ -184,7 +186,6 @@ class RmpCore:
         # answering joins
         self._requests: dict[int, _Answer] = {}
         self._next_request = 1
-        self._next_image_id = rng.getrandbits(32)
         self._image_jobs: dict[int, _ImageJob] = {}
         self._last_answer_heard = -1e18
         # sending, paced (§5)
@@ -274,9 +275,9 @@ class RmpCore:
         if answer is None or self._phase is not Phase.READY:
             return
         self._send_answer(answer, now)
-        image_id = self._next_image_id
-        self._next_image_id = (self._next_image_id + 1) % 2**32
-        parts = split_image(image_id, state, self._p.image_part)
+        # The image is tagged with its joiner's identifier: two joiners answered by one
+        # station each take their own (parts of both share our sequence).
+        parts = split_image(answer.joiner, state, self._p.image_part)
         self._image_jobs[answer.joiner] = _ImageJob(
             answer.joiner, deque(parts), len(parts), now, now
         )
@@ -377,6 +378,7 @@ class RmpCore:
             self._phase = Phase.JOINING
         if self._phase is Phase.JOINING:
             self._heard_active = True
+            self._heard_from = station.ident
         remind = options[0] if options and isinstance(options[0], Remind) else None
         # §2.4: when the remind number is below our depth, the NACKs in the packet are not ours
         # to answer, and no retransmission is made on its confirmations.
@@ -448,9 +450,14 @@ class RmpCore:
         if len(station.waiting) >= MAX_WAITING:
             self._counters["duplicates_dropped"] += 1  # bounded: it will be asked for again
             return
-        station.waiting[seq] = Waiting(packet, now + self._p.wait_interval)
         if self._knows_sequence():
             self._mark_missing(station, station.last_valid + 1, seq - 1, now)
+        # §2.3: WI runs from the NACK, i.e. from when the gap in front of this packet was
+        # found; a packet arriving behind an old gap does not wait a whole WI again.
+        gap_since = min(
+            (m.detected_at for s, m in station.missing.items() if s < seq), default=now
+        )
+        station.waiting[seq] = Waiting(packet, max(now, gap_since + self._p.wait_interval))
 
     def _knows_sequence(self) -> bool:
         """Before a join answer we cannot tell a gap from history the image will bring."""
@@ -641,6 +648,11 @@ class RmpCore:
         repair.requesters[requester.ident] = requester.address
 
     def _flush_repairs(self, now: float) -> None:
+        # Forget repairs older than half a retry interval first: a NACK re-sent on schedule
+        # (the repair was lost) must be answered again.
+        horizon = now - self._p.nack_retry / 2
+        for key in [k for k, t in self._recent_repairs.items() if t <= horizon]:
+            del self._recent_repairs[key]
         for key in [k for k, r in self._repairs.items() if r.due <= now]:
             repair = self._repairs.pop(key)
             packet = self._stored(*key)
@@ -651,9 +663,6 @@ class RmpCore:
             else:
                 for ident, address in repair.requesters.items():
                     self._retransmit(key, packet, ident, address, now)
-        horizon = now - self._p.nack_retry
-        for key in [k for k, t in self._recent_repairs.items() if t < horizon]:
-            del self._recent_repairs[key]
 
     def _retransmit(
         self,
@@ -664,8 +673,9 @@ class RmpCore:
         now: float,
     ) -> None:
         source, seq = key
-        # Once per retry interval per destination (0: the group): a NACK re-sent before the
-        # repair arrived must not double it, and a multicast repair serves everyone.
+        # Once per half retry interval per destination (0: the group): NACKs from several
+        # stations, or one re-sent before the repair arrived, must not double it, and a
+        # multicast repair serves everyone.
         recent = self._recent_repairs
         if (source, seq, to) in recent or (source, seq, 0) in recent:
             return
@@ -828,7 +838,13 @@ class RmpCore:
             return
         limit = self._p.join_tries_when_heard if self._heard_active else self._p.join_tries
         if self._join_tries < limit:
-            self._send_join(now, None)
+            heard = self._stations.get(self._heard_from) if self._heard_from else None
+            if self._join_tries >= self._p.join_tries and heard is not None:
+                # Everyone's depth may exceed our join numbers (an idle group deeper than our
+                # tries, §2.5): ask a station we heard, directly, as a passive join does (§5).
+                self._send_join(now, heard)
+            else:
+                self._send_join(now, None)
             return
         if self._heard_active:
             self._upper.failure(
@@ -853,7 +869,7 @@ class RmpCore:
         listed[self.member_id] = self._seq
         request = self._next_request
         self._next_request += 1
-        self._requests[request] = _Answer(joiner.ident, listed)
+        self._requests[request] = _Answer(joiner.ident, listed, join.join_number)
         # The application answers with provide_board_state once every delivery before this
         # request is on its board: the image then matches the list exactly.
         self._upper.board_state_requested(request)
@@ -865,7 +881,7 @@ class RmpCore:
         packet = RmpPacket(
             seq=to_wire(self._seq),
             timestamp=self._timestamp(now),
-            options=(Join(0, answer=True), *confirms[:MAX_ANSWER_STATIONS]),
+            options=(Join(answer.join_number, answer=True), *confirms[:MAX_ANSWER_STATIONS]),
             source=self.member_id,
         )
         # Multicast: the joiner gets it, and other stations hear that the join is answered.
@@ -876,7 +892,9 @@ class RmpCore:
         self._last_answer_heard = now
         if self._phase is not Phase.JOINING:
             return
-        answerer.state = "active"
+        if answerer.state != "active":
+            answerer.state = "active"
+            self._upper.member_changed(answerer.ident, "active")
         listed: dict[int, int] = {}
         for option in packet.options:
             if isinstance(option, Confirm):
@@ -915,6 +933,8 @@ class RmpCore:
         if self._phase is not Phase.IMAGE or station.ident != self._answerer:
             return  # another joiner's image: in the sequence, but not for us
         assert packet.data is not None
+        if image_owner(packet.data) != self.member_id:
+            return  # the image of another joiner answered by the same station
         try:
             if self._image is None:
                 self._image = ImageAssembly.start(packet.data)
@@ -1014,8 +1034,7 @@ class RmpCore:
                 self._emit(part, job, now)
                 if not job.parts:
                     del self._image_jobs[job.joiner]
-            self._next_send_at = max(self._next_send_at, now - 1.0 / self._p.rate)
-            self._next_send_at += 1.0 / self._p.rate
+            self._next_send_at = max(self._next_send_at, now) + 1.0 / self._p.rate
 
     def _emit(self, data: bytes, job: _ImageJob | None, now: float) -> None:
         """A new data packet (§2.2): the next S_n, our confirmations, multicast and stored."""

@@ -8,8 +8,9 @@ Each part's data is a 12-byte frame header, then its slice of the state:
     | image id (32) | index (32)    | parts (32)    | slice of the state
     +---------------+---------------+---------------+------------...
 
-``image id`` tells apart two images from one answerer (a joiner that asked again); ``parts``
-lets the joiner show progress. The last part also has the Image option's Last bit and the RTP
+``image id`` is the joiner's identifier: two joiners answered by one station tell their images
+apart (the parts of both share the answerer's sequence). ``parts`` lets the joiner show
+progress. The last part also has the Image option's Last bit and the RTP
 S bit set (§2.8, §4.2.5).
 """
 
@@ -75,6 +76,11 @@ class ImageAssembly:
         if self.size > MAX_IMAGE_BYTES:
             raise ImageError(f"image {self.image_id} exceeds {MAX_IMAGE_BYTES} bytes")
         self.received.append(piece)
+
+
+def image_owner(data: bytes) -> int | None:
+    """The joiner an image part is for, or None if it has no frame header."""
+    return FRAME.unpack_from(data)[0] if len(data) >= FRAME.size else None
 
 
 def _frame(data: bytes) -> tuple[int, int, int]:
