@@ -187,7 +187,9 @@ class RmpCore:
         self._requests: dict[int, _Answer] = {}
         self._next_request = 1
         self._image_jobs: dict[int, _ImageJob] = {}
-        self._last_answer_heard = -1e18
+        self._answer_heard_for: dict[int, float] = {}  # joiner -> when we heard it answered
+        self._answered: dict[int, tuple[RmpPacket, float]] = {}  # joiner -> our answer, when
+        self._answer_due: dict[int, tuple[float, int]] = {}  # joiner -> (when, join number)
         # sending, paced (§5)
         self._sends: deque[bytes] = deque()
         self._next_send_at = 0.0
@@ -311,6 +313,8 @@ class RmpCore:
         if self._phase is Phase.FINISHED:
             return
         self._join_timers(now)
+        self._answer_joins(now)
+        self._forget_answers(now)
         self._store.expire(now)
         self._own_store.expire(now)
         for station in self._stations:
@@ -348,6 +352,10 @@ class RmpCore:
             add(station.last_heard + silence)
         if self._repairs:
             add(min(r.due for r in self._repairs.values()))
+        if self._answer_due:
+            add(min(due for due, _ in self._answer_due.values()))
+        if self._answered:
+            add(min(at for _, at in self._answered.values()) + self._p.image_stall)
         if self._sendable():
             add(self._next_send_at)
         if self._image_jobs:
@@ -855,24 +863,43 @@ class RmpCore:
     def _on_join_request(self, joiner: Station, join: Join, now: float) -> None:
         if self._phase is not Phase.READY:
             return
-        job = self._image_jobs.get(joiner.ident)
-        if job is not None:
-            return  # its image is on its way; the sequence repairs any loss
-        if now - self._last_answer_heard < self._p.join_interval / 2:
-            return  # another station just answered (we heard it): one image is enough
+        if joiner.ident in self._image_jobs or joiner.ident in self._answer_due:
+            return  # its image is on its way (the sequence repairs any loss), or soon will be
+        if any(a.joiner == joiner.ident for a in self._requests.values()):
+            return
+        ours = self._answered.get(joiner.ident)
+        if ours is not None:
+            # It asks again: our answer was lost. The same answer (and so the same list, which
+            # the image parts already sent follow) serves; a second image would not.
+            self._transmit(ours[0], None, now)
+            self._counters["join_answers_sent"] += 1
+            return
         # §2.8: "the station with the depth value equal or less than this number must answer".
         if self._stations.depth > join.join_number:
             return
-        if any(a.joiner == joiner.ident for a in self._requests.values()):
-            return
-        listed = {s.ident: s.last_valid for s in self._stations if s.state != "left"}
-        listed[self.member_id] = self._seq
-        request = self._next_request
-        self._next_request += 1
-        self._requests[request] = _Answer(joiner.ident, listed, join.join_number)
-        # The application answers with provide_board_state once every delivery before this
-        # request is on its board: the image then matches the list exactly.
-        self._upper.board_state_requested(request)
+        # Depth is each station's own estimate, so two may answer at once. Extension (as SRM
+        # does for repairs): wait a random moment and stand down if another answer is heard.
+        delay = self._rng.random() * self._p.answer_spread
+        self._answer_due[joiner.ident] = (now + delay, join.join_number)
+        if not delay:
+            self._answer_joins(now)
+
+    def _answer_joins(self, now: float) -> None:
+        for joiner, (due, number) in list(self._answer_due.items()):
+            if due > now:
+                continue
+            del self._answer_due[joiner]
+            heard = self._answer_heard_for.get(joiner)
+            if heard is not None and heard >= due - self._p.answer_spread:
+                continue  # another station answered it meanwhile
+            listed = {s.ident: s.last_valid for s in self._stations if s.state != "left"}
+            listed[self.member_id] = self._seq
+            request = self._next_request
+            self._next_request += 1
+            self._requests[request] = _Answer(joiner, listed, number)
+            # The application answers with provide_board_state once every delivery before
+            # this request is on its board: the image then matches the list exactly.
+            self._upper.board_state_requested(request)
 
     def _send_answer(self, answer: _Answer, now: float) -> None:
         # Our own entry first: the joiner needs it most (the image follows it).
@@ -887,9 +914,14 @@ class RmpCore:
         # Multicast: the joiner gets it, and other stations hear that the join is answered.
         self._transmit(packet, None, now)
         self._counters["join_answers_sent"] += 1
+        self._answered[answer.joiner] = (packet, now)
 
     def _on_join_answer(self, answerer: Station, packet: RmpPacket, now: float) -> None:
-        self._last_answer_heard = now
+        for option in packet.options:
+            # The list names the joiner too (its request put it in the answerer's list):
+            # that join is answered, and our own pending answer for it can stand down.
+            if isinstance(option, Confirm) and option.source in self._answer_due:
+                self._answer_heard_for[option.source] = now
         if self._phase is not Phase.JOINING:
             return
         if answerer.state != "active":
@@ -928,6 +960,14 @@ class RmpCore:
             if first_waiting is not None:
                 self._mark_missing(station, station.last_valid + 1, first_waiting - 1, now)
             self._drain(station, now)
+
+    def _forget_answers(self, now: float) -> None:
+        """An answer is kept for image_stall: a joiner still asking after that has given up on
+        our image and deserves a fresh one."""
+        for joiner, (_, at) in list(self._answered.items()):
+            if now >= at + self._p.image_stall:
+                del self._answered[joiner]
+                self._answer_heard_for.pop(joiner, None)
 
     def _on_image_part(self, station: Station, packet: RmpPacket, now: float) -> None:
         if self._phase is not Phase.IMAGE or station.ident != self._answerer:

@@ -29,6 +29,9 @@ class RmpParams:
     join_tries_when_heard: int = 30
     passive_join: bool = False  # §5: listen, then ask the first active station for the image
     image_stall: float = 20.0  # no image progress for this long: ask again (answerer gone?)
+    # Extension: an eligible answerer waits a random [0, answer_spread) and stands down if it
+    # hears another answer for the same joiner (depth estimates may tie).
+    answer_spread: float = 0.2
     # §2.7: the retention store, by age and by count.
     retention_age: float = 300.0
     retention_count: int = 200
@@ -56,7 +59,7 @@ class RmpParams:
             value = getattr(self, f.name)
             if isinstance(value, bool):
                 continue
-            if not value > 0 and f.name not in ("nack_delay", "repair_hold"):
+            if not value > 0 and f.name not in ("nack_delay", "repair_hold", "answer_spread"):
                 raise ValueError(f"rmp parameter {f.name} must be positive, got {value}")
             if value < 0:
                 raise ValueError(f"rmp parameter {f.name} must not be negative, got {value}")
@@ -87,6 +90,7 @@ LAN = RmpParams(
     join_tries=5,
     join_interval=0.3,
     image_stall=5.0,
+    answer_spread=0.02,
     retention_count=8192,
     repair_hold=0.003,
     rate=4000.0,

@@ -360,3 +360,41 @@ def test_s2_8_two_joiners_answered_by_one_busy_station_each_end_with_the_full_bo
     assert all(peer.ready for peer in session.peers)
     assert [len(peer.replica.board.log()) for peer in session.peers] == [100, 100, 100]
     assert session.converged()
+
+
+def test_s2_8_answerers_spread_out_and_only_one_image_goes_to_a_joiner() -> None:
+    """Depths are estimates, so several stations may think they are at the front; each waits
+    a random moment and stands down on hearing another answer for the same joiner. An answer
+    that was lost is repeated as it was, not replaced by a second image."""
+    session, _ = rmp_session(6, seed=4, params={"answer_spread": 0.2})
+    network = session.network
+    for index in range(5):
+        session.start(index)
+    network.run(until=30.0, stop=lambda: all(session.peers[i].ready for i in range(5)))
+    last = session.schedule_draws(100, 100.0, network.now + 0.1, list(range(5)))
+    network.run(until=last + 5.0)
+    # Make every drawer believe it is at the front: all answer join number 0 in principle.
+    for peer in session.peers[:5]:
+        peer.station.transport.core.stations.depth = 0
+    session.start(5)
+    network.run(until=network.now + 30.0, stop=lambda: session.peers[5].ready)
+    assert session.peers[5].ready
+    images = sum(p.station.transport.core.counters()["images_sent"] for p in session.peers[:5])
+    assert images == 1
+    hashes = {p.replica.board.hash() for p in session.peers}
+    assert len(hashes) == 1
+
+
+def test_s2_8_a_repeated_join_request_gets_the_same_answer_again() -> None:
+    node = _answerer_at_depth_one()
+    node.receive(_join_request(J, 1, 7.0), 7.0)
+    (request,) = node.requests()
+    node.provide(request, b"board", 7.0)
+    node.run_until(7.5)
+    first = [s for s in node.sent if s.options_of(Join)]
+    node.receive(_join_request(J, 2, 8.0), 8.0)  # the joiner missed the answer
+    node.run_until(8.5)
+    answers = [s for s in node.sent if s.options_of(Join)]
+    assert len(answers) == len(first) + 1
+    assert answers[-1].packet == answers[len(first) - 1].packet  # the same list, resent
+    assert node.requests() == [request]  # no second board requested, so no second image
