@@ -143,7 +143,8 @@ def test_a_late_joiner_gets_a_2000_stroke_board_during_traffic() -> None:
     )
 
 
-def test_the_answering_station_crashes_mid_image() -> None:
+@pytest.mark.parametrize("how", ["crashes", "leaves"])
+def test_the_answering_station_goes_away_mid_image(how: str) -> None:
     session = SimSession("rmp", 5, seed=5)
     start_group(session, [0, 1, 2, 3])
     network = session.network
@@ -155,7 +156,11 @@ def test_the_answering_station_crashes_mid_image() -> None:
     answerer = joiner.answerer
     assert answerer is not None
     crashed = next(p.index for p in session.peers if p.member_id == answerer)
-    session.crash(crashed)
+    if how == "crashes":
+        session.crash(crashed)
+    else:
+        session.leave(crashed)  # RMP has no leave message: it stops sending the image
+        run_until(session, lambda: session.peers[crashed].station.released, 30.0)
     survivors = [i for i in range(5) if i != crashed]
     run_until(session, lambda: session.peers[4].ready, 60.0)
     assert joiner.counters()["joins_sent"] >= 2  # it asked again; someone else answered
