@@ -462,9 +462,7 @@ class RmpCore:
             self._mark_missing(station, station.last_valid + 1, seq - 1, now)
         # §2.3: WI runs from the NACK, i.e. from when the gap in front of this packet was
         # found; a packet arriving behind an old gap does not wait a whole WI again.
-        gap_since = min(
-            (m.detected_at for s, m in station.missing.items() if s < seq), default=now
-        )
+        gap_since = min((m.detected_at for s, m in station.missing.items() if s < seq), default=now)
         station.waiting[seq] = Waiting(packet, max(now, gap_since + self._p.wait_interval))
 
     def _knows_sequence(self) -> bool:

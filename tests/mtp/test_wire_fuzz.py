@@ -1,0 +1,108 @@
+"""Whatever a peer sends, decode raises MtpDecodeError or returns a packet that re-encodes to
+the very same bytes (the encoding is canonical); never any other exception."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mtp.wire import MAX_DATAGRAM, MtpDecodeError, MtpPacket, decode, encode
+from tests.mtp.strategies import packets
+
+FUZZ = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def check(data: bytes) -> MtpPacket | None:
+    packet = None
+    with contextlib.suppress(MtpDecodeError):
+        packet = decode(data)
+    if packet is not None:
+        assert encode(packet) == data
+    return packet
+
+
+@FUZZ
+@given(st.binary(max_size=256))
+def test_arbitrary_bytes_raise_only_the_documented_error(data: bytes) -> None:
+    check(data)
+
+
+# Bytes that get past the version byte with a real (or nearly real) type and modifier, ids and a
+# status vector that are often valid, and a data part made of 4-byte words that are mostly zero,
+# so the fuzzing reaches every rule and every data-part parser instead of stopping at byte 0.
+mostly_zero = st.one_of(st.just(0), st.just(0), st.just(1), st.integers(0, 255))
+small = st.one_of(st.just(0), st.integers(0, 3), st.integers(0, 255))
+word = st.one_of(
+    st.just(bytes(4)),
+    st.binary(min_size=4, max_size=4),
+    st.lists(mostly_zero, min_size=4, max_size=4).map(bytes),
+)
+header_noise = st.builds(
+    lambda first, ids, vector, rest: bytes(first) + ids + vector + rest,
+    st.tuples(st.just(1), st.integers(0, 7), st.integers(0, 3), small),
+    st.one_of(st.binary(min_size=8, max_size=8), st.just(b"\x00\x00\x00\x07\x00\x00\x00\x09")),
+    st.one_of(
+        st.just(bytes(4)),
+        st.builds(
+            lambda sync, v: bytes([sync]) + v.to_bytes(3, "big"),
+            small,
+            st.integers(0, (1 << 24) - 1),
+        ),
+    ),
+    st.binary(min_size=12, max_size=12),
+)
+tails = st.one_of(
+    st.lists(word, max_size=12).map(b"".join),
+    st.binary(max_size=20),
+)
+
+
+@FUZZ
+@given(header_noise, tails)
+def test_header_shaped_noise_raises_only_the_documented_error(head: bytes, tail: bytes) -> None:
+    check(head + tail)
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    wire = bytearray(encode(draw(packets())))
+    for _ in range(draw(st.integers(1, 3))):
+        how = draw(st.sampled_from(["flip", "set", "truncate", "extend", "insert", "delete"]))
+        at = draw(st.integers(0, max(len(wire) - 1, 0)))
+        if how == "flip" and wire:
+            wire[at] ^= 1 << draw(st.integers(0, 7))
+        elif how == "set" and wire:
+            wire[at] = draw(st.integers(0, 255))
+        elif how == "truncate":
+            del wire[at:]
+        elif how == "extend":
+            wire += draw(st.binary(min_size=1, max_size=16))
+        elif how == "insert":
+            wire[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif how == "delete":
+            del wire[at : at + draw(st.integers(1, 8))]
+    return bytes(wire)
+
+
+@FUZZ
+@given(mutated())
+def test_mutated_valid_encodings_raise_only_the_documented_error(data: bytes) -> None:
+    check(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(packets(), st.data())
+def test_every_proper_prefix_is_caught_or_is_itself_canonical(
+    packet: MtpPacket, data: st.DataObject
+) -> None:
+    wire = encode(packet)
+    cut = data.draw(st.integers(0, len(wire) - 1))
+    check(wire[:cut])
+
+
+def test_datagrams_beyond_the_udp_maximum_are_refused_before_parsing() -> None:
+    with pytest.raises(MtpDecodeError, match="exceeds the maximum 65507"):
+        decode(bytes(MAX_DATAGRAM + 1))
