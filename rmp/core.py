@@ -54,6 +54,7 @@ MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes
 MAX_NACKS_PER_PACKET = 100
 MAX_PENDING_SENDS = 100_000
 MAX_PENDING_REPAIRS = 4096
+MAX_NACK_SPAN = 256  # packets of one NackRange acted on
 
 COUNTERS = (
     "sent",
@@ -188,7 +189,7 @@ class RmpCore:
         self._next_request = 1
         self._image_jobs: dict[int, _ImageJob] = {}
         self._answer_heard_for: dict[int, float] = {}  # joiner -> when we heard it answered
-        self._answered: dict[int, tuple[RmpPacket, float]] = {}  # joiner -> our answer, when
+        self._answered: dict[int, tuple[_Answer, float]] = {}  # joiner -> our answer, when
         self._answer_due: dict[int, tuple[float, int]] = {}  # joiner -> (when, join number)
         # sending, paced (§5)
         self._sends: deque[bytes] = deque()
@@ -307,6 +308,18 @@ class RmpCore:
             return
         if packet.source == self.member_id:
             return  # our own multicast, looped back
+        inner = (
+            packet.options[-1].packet
+            if packet.options and isinstance(packet.options[-1], Retransmit)
+            else None
+        )
+        if (packet.data is not None and packet.wire_size > MAX_PACKET) or (
+            inner is not None and inner.wire_size > MAX_PACKET
+        ):
+            # No member of ours makes a data packet this large; stored, it could not even be
+            # retransmitted (it would not fit a datagram).
+            self._counters["malformed_dropped"] += 1
+            return
         self._on_packet(packet, addr, now)
 
     def handle_timer(self, now: float) -> None:
@@ -445,7 +458,8 @@ class RmpCore:
             self._counters["duplicates_dropped"] += 1
             return
         if seq > station.last_valid + MAX_GAP and self._knows_sequence():
-            self._give_up(station, station.last_valid + 1, seq - MAX_GAP, now)
+            self._counters["malformed_dropped"] += 1  # beyond what we track: bounded memory
+            return
         self._store.put(station.ident, seq, packet, now)
         if live:
             self._stations.emitted(station.ident)  # §2.5: the emitter goes to the front
@@ -532,13 +546,17 @@ class RmpCore:
             self._mark_missing(station, station.last_valid + 1, seq, now)
 
     def _mark_missing(self, station: Station, first: int, last: int, now: float) -> None:
-        if last - first >= MAX_GAP:
-            self._give_up(station, first, last - MAX_GAP + 1, now)
-            first = last - MAX_GAP + 1
+        # At most MAX_GAP packets are asked for at a time, and a gap never moves last_valid by
+        # itself: a Confirm naming a far-off number (a broken or hostile peer) costs bounded
+        # work and cannot make us skip a station's real packets. Only give_up_after does.
+        last = min(last, station.last_valid + MAX_GAP)
+        if len(station.missing) >= MAX_GAP:
+            return
+        # One random delay for the whole gap, so that its NACKs leave together (NackRange).
+        delay = self._rng.random() * self._p.nack_delay if self._p.nack_delay else 0.0
         for seq in range(first, last + 1):
             if seq in station.missing or seq in station.waiting or seq in station.delivered_ahead:
                 continue
-            delay = self._rng.random() * self._p.nack_delay if self._p.nack_delay else 0.0
             station.missing[seq] = Missing(now, now + delay)
 
     def _give_up(self, station: Station, first: int, stop: int, now: float) -> None:
@@ -613,7 +631,11 @@ class RmpCore:
         else:
             wires = option.missing()
         reference = self._seq if source == self.member_id else self._reference(source)
-        for wire in wires:
+        if not trusted and self._stations.get(source) is None:
+            return
+        for index, wire in enumerate(wires):
+            if index >= MAX_NACK_SPAN:
+                break  # bounded work per option, whatever range a peer names
             seq = unwrap(wire, reference)
             self._share_nack(source, seq, option.nack_number, now)
             if not trusted or self._phase not in (Phase.READY, Phase.LEAVING):
@@ -725,9 +747,9 @@ class RmpCore:
             return
         if source == confirmer.ident:
             return
-        station = self._known(source, now)
+        station = self._stations.get(source)
         if station is None:
-            return
+            return  # never heard from it ourselves: no phantom stations from hearsay
         # §2.6: a third station confirms a packet we never got.
         self._detect_gap(station, unwrap(option.seq, station.last_valid), now)
 
@@ -861,16 +883,15 @@ class RmpCore:
     def _on_join_request(self, joiner: Station, join: Join, now: float) -> None:
         if self._phase is not Phase.READY:
             return
-        if joiner.ident in self._image_jobs or joiner.ident in self._answer_due:
-            return  # its image is on its way (the sequence repairs any loss), or soon will be
-        if any(a.joiner == joiner.ident for a in self._requests.values()):
-            return
         ours = self._answered.get(joiner.ident)
         if ours is not None:
-            # It asks again: our answer was lost. The same answer (and so the same list, which
-            # the image parts already sent follow) serves; a second image would not.
-            self._transmit(ours[0], None, now)
-            self._counters["join_answers_sent"] += 1
+            # It asks again: our answer was lost. The same list (which the image parts already
+            # sent follow) serves, freshly timestamped for the joiner's clock offset (§2.8).
+            self._send_answer(ours[0], now)
+            return
+        if joiner.ident in self._image_jobs or joiner.ident in self._answer_due:
+            return  # its image will be on its way (the sequence repairs any loss)
+        if any(a.joiner == joiner.ident for a in self._requests.values()):
             return
         # §2.8: "the station with the depth value equal or less than this number must answer".
         if self._stations.depth > join.join_number:
@@ -912,7 +933,8 @@ class RmpCore:
         # Multicast: the joiner gets it, and other stations hear that the join is answered.
         self._transmit(packet, None, now)
         self._counters["join_answers_sent"] += 1
-        self._answered[answer.joiner] = (packet, now)
+        first = self._answered.get(answer.joiner)
+        self._answered[answer.joiner] = (answer, first[1] if first else now)
 
     def _on_join_answer(self, answerer: Station, packet: RmpPacket, now: float) -> None:
         for option in packet.options:

@@ -396,5 +396,7 @@ def test_s2_8_a_repeated_join_request_gets_the_same_answer_again() -> None:
     node.run_until(8.5)
     answers = [s for s in node.sent if s.options_of(Join)]
     assert len(answers) == len(first) + 1
-    assert answers[-1].packet == answers[len(first) - 1].packet  # the same list, resent
+    again, before = answers[-1].packet, answers[len(first) - 1].packet
+    assert again.options == before.options  # the same list, resent...
+    assert again.timestamp > before.timestamp  # ...with the time it is sent (§2.8 offset)
     assert node.requests() == [request]  # no second board requested, so no second image

@@ -24,6 +24,7 @@ from tests.rmp.core_harness import (
     B,
     C,
     Recorder,
+    control_packet,
     data_packet,
     ready_node,
     rmp_session,
@@ -161,3 +162,26 @@ def test_s4_control_options_of_each_kind_are_accepted_from_a_peer() -> None:
             RmpPacket(seq=1, timestamp=ntp_middle32(5.6), options=(option,), source=C), 5.6
         )
     assert node.counter("malformed_dropped") == 0
+
+
+def test_hostile_datagrams_cost_bounded_work_and_never_raise() -> None:
+    """A Confirm naming a far-off number, NackRanges of 32,768 packets, phantom sources and an
+    oversized data packet: counted or ignored, never an exception or a skipped stream."""
+    node = ready_node()
+    node.receive(data_packet(B, 1, 5.5), 5.5)
+    node.receive(data_packet(C, 1, 5.6, confirms=[Confirm(30_000, B)]), 5.6)
+    station = node.core.stations.get(B)
+    assert station is not None and station.last_valid == 1  # not skipped ahead
+    assert len(station.missing) <= 4096
+    nacks = tuple(NackRange(0, 0, B, 32768) for _ in range(100))
+    node.receive(control_packet(C, 1, 5.7, *nacks), 5.7)
+    phantoms = [Confirm(5, 0x7000_0000 + k) for k in range(200)]
+    node.receive(data_packet(C, 2, 5.8, confirms=phantoms), 5.8)
+    assert len(node.core.stations) == 2
+    big = RmpPacket(seq=2, timestamp=0, options=(Data(),), data=b"x" * 1500, source=B)
+    before = node.core.counters()["malformed_dropped"]
+    node.receive(big, 5.9)
+    assert node.core.counters()["malformed_dropped"] == before + 1
+    node.run_until(60.0)  # timers over all of it: no exception
+    node.receive(data_packet(B, 2, 60.1), 60.1)
+    assert station.last_valid == 2  # B's real packets still flow
