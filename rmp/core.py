@@ -146,6 +146,7 @@ class _Held:
 
     origin: int
     packet: RmpPacket
+    seq: int  # unbounded: a later answer's list says whether its image holds it already
 
 
 class RmpCore:
@@ -193,6 +194,7 @@ class RmpCore:
         self._answer_due: dict[int, tuple[float, int]] = {}  # joiner -> (when, join number)
         # sending, paced (§5)
         self._sends: deque[bytes] = deque()
+        self._image_turn = False
         self._next_send_at = 0.0
         # reminders (§2.4)
         self._last_data: RmpPacket | None = None
@@ -501,6 +503,7 @@ class RmpCore:
             elif following in station.delivered_ahead:
                 station.delivered_ahead.discard(following)
                 station.last_valid = following
+                station.confirmed = False  # A flag: the new last_valid is still to confirm
             else:
                 return
 
@@ -508,7 +511,8 @@ class RmpCore:
         if isinstance(packet.options[-1], Image):
             self._on_image_part(station, packet, now)
         elif self._phase in (Phase.JOINING, Phase.IMAGE, Phase.LISTENING):
-            self._held.append(_Held(station.ident, packet))  # after the image (§2.8)
+            # After the image (§2.8)
+            self._held.append(_Held(station.ident, packet, station.last_valid))
         else:
             self._deliver(station.ident, packet, now)
 
@@ -970,6 +974,13 @@ class RmpCore:
             "join_answered",
             {"answerer": answerer.ident, "stations": len(listed), "clock_offset": offset},
         )
+        # Held strokes the new list already counts are in the new image: delivering them too
+        # would double them (an earlier answerer may have stalled after we held them).
+        self._held = [
+            h
+            for h in self._held
+            if (st := self._stations.get(h.origin)) is None or h.seq > st.last_valid
+        ]
         self._answerer = answerer.ident
         self._image_after = answerer.last_valid
         self._image = None
@@ -1081,12 +1092,16 @@ class RmpCore:
                 if self._next_remind_at is None or self._next_remind_at > now + self._p.remind_min:
                     self._next_remind_at = now + self._p.remind_min
                 return
-            if self._sends:
+            job = next((j for j in self._image_jobs.values() if self._window_open(j)), None)
+            # Strokes and image parts take turns: a backlog of strokes must not starve an
+            # image until its joiner gives up (and asks, and is sent, another).
+            if self._sends and (job is None or not self._image_turn):
+                self._image_turn = True
                 self._emit(self._sends.popleft(), None, now)
             else:
-                job = next((j for j in self._image_jobs.values() if self._window_open(j)), None)
                 if job is None:
                     return
+                self._image_turn = False
                 part = job.parts.popleft()
                 job.progress_at = now
                 if job.first_seq is None:

@@ -38,6 +38,7 @@ class Station:
     last_heard: float
     address: tuple[str, int] | None = None
     confirmed: bool = True  # §2.1 A flag: its last_valid went out in a multicast data packet
+    # (True at first: nothing received yet, nothing to confirm; False whenever it advances)
     confirmed_mine: int = 0  # the highest of our sequence numbers it confirmed (§2.4)
     state: str = "active"
     waiting: dict[int, Waiting] = field(default_factory=dict)
