@@ -3,40 +3,24 @@ it has no ``make_core``, so the whiteboard's registry reports the transport as n
 
 from __future__ import annotations
 
-import ast
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 import mtp
 import mtp.wire
+from tests.boundary import whiteboard_imports_in, whiteboard_modules_loaded_by
 
 PACKAGE = Path(mtp.__file__).resolve().parent
 
 
 def test_importing_mtp_loads_nothing_of_the_whiteboard() -> None:
-    code = (
-        "import sys, mtp, mtp.wire; "
-        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'whiteboard'))"
-    )
-    run = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=PACKAGE.parent
-    )
-    assert run.stdout.strip() == "[]"
+    assert whiteboard_modules_loaded_by("mtp", PACKAGE.parent) == []
 
 
 @pytest.mark.parametrize("source", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
 def test_no_module_of_mtp_imports_the_whiteboard(source: Path) -> None:
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            names = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            names = [node.module or ""]
-        else:
-            continue
-        assert not [n for n in names if n.split(".")[0] == "whiteboard"], source.name
+    assert whiteboard_imports_in(source) == []
 
 
 def test_mtp_exports_the_wire_api_and_no_core_factory() -> None:

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mtp.wire import MAX_DATAGRAM, MtpDecodeError, MtpPacket, decode, encode
+from tests.fuzzing import mutated as shared_mutated
 from tests.mtp.strategies import packets
 
 FUZZ = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -66,25 +67,8 @@ def test_header_shaped_noise_raises_only_the_documented_error(head: bytes, tail:
     check(head + tail)
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> bytes:
-    wire = bytearray(encode(draw(packets())))
-    for _ in range(draw(st.integers(1, 3))):
-        how = draw(st.sampled_from(["flip", "set", "truncate", "extend", "insert", "delete"]))
-        at = draw(st.integers(0, max(len(wire) - 1, 0)))
-        if how == "flip" and wire:
-            wire[at] ^= 1 << draw(st.integers(0, 7))
-        elif how == "set" and wire:
-            wire[at] = draw(st.integers(0, 255))
-        elif how == "truncate":
-            del wire[at:]
-        elif how == "extend":
-            wire += draw(st.binary(min_size=1, max_size=16))
-        elif how == "insert":
-            wire[at:at] = draw(st.binary(min_size=1, max_size=8))
-        elif how == "delete":
-            del wire[at : at + draw(st.integers(1, 8))]
-    return bytes(wire)
+def mutated() -> st.SearchStrategy[bytes]:
+    return shared_mutated(packets().map(encode))
 
 
 @FUZZ
