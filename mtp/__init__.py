@@ -1,12 +1,14 @@
 """MTP, the Multicast Transport Protocol of Armstrong, Freier & Marzullo (RFC 1301, 1992;
 Freier & Marzullo, Cornell TR 90-1141).
 
-``mtp.wire`` is the packet format (docs/mtp-wire.md). There is no protocol core yet, hence no
-``make_core``: the whiteboard's transport registry reports the transport as not built until
-one lands. The package depends on the standard library only, and in particular not on the
-whiteboard.
+``mtp.wire`` is the packet format (docs/mtp-wire.md); ``mtp.core`` the sans-I/O protocol
+engine for every role, master, producer and consumer (docs/mtp.md), which ``make_core`` builds
+for the whiteboard's transport registry. The package depends on the standard library only, and
+in particular not on the whiteboard.
 """
 
+from mtp.core import MtpCore, Phase, make_core
+from mtp.params import LAN, SEED, MtpParams, params_from_mapping
 from mtp.wire import (
     CREDIBILITY_SIZE,
     HEADER_SIZE,
@@ -58,6 +60,7 @@ __all__ = [
     "CREDIBILITY_SIZE",
     "HEADER_SIZE",
     "JOIN_DATA_SIZE",
+    "LAN",
     "MAX_DATAGRAM",
     "MAX_DATA_PART",
     "MAX_NAK_ENTRIES",
@@ -67,6 +70,7 @@ __all__ = [
     "MTP_IP_PROTOCOL",
     "MTP_VERSION",
     "NAK_ENTRY_SIZE",
+    "SEED",
     "STATUS_COUNT",
     "TSAP_SIZE",
     "UNKNOWN_CONNECTION_ID",
@@ -81,13 +85,16 @@ __all__ = [
     "MemberConfirm",
     "MessageStatus",
     "Modifier",
+    "MtpCore",
     "MtpDecodeError",
     "MtpHeader",
     "MtpPacket",
+    "MtpParams",
     "NakList",
     "NakModifier",
     "PacketId",
     "PacketType",
+    "Phase",
     "QuitModifier",
     "TokenModifier",
     "TransportClass",
@@ -98,5 +105,7 @@ __all__ = [
     "decode",
     "encode",
     "kind_name",
+    "make_core",
+    "params_from_mapping",
     "rfc_name",
 ]

@@ -43,33 +43,6 @@ def test_sim_prints_one_json_object_with_the_contract_fields() -> None:
     assert result["peers"] == 3 and result["messages"] == 30
 
 
-@pytest.mark.parametrize("command", ["sim", "peer"])
-@pytest.mark.parametrize("transport", ["rmp", "mtp"])
-def test_a_transport_not_built_yet_is_refused_clearly(command: str, transport: str) -> None:
-    args = (
-        ["--peers", "2", "--messages", "1"]
-        if command == "sim"
-        else [
-            "--group",
-            "239.255.3.3:47123",
-            "--iface",
-            "127.0.0.1",
-            "--ttl",
-            "0",
-            "--name",
-            "x",
-            "--duration",
-            "1",
-        ]
-    )
-    run = whiteboard(command, "--transport", transport, *args)
-    if run.returncode == 0:
-        pytest.skip(f"{transport} has landed")
-    assert run.returncode == 2
-    assert f"the '{transport}' transport is not implemented in this build yet" in run.stderr
-    assert "Traceback" not in run.stderr
-
-
 @pytest.mark.parametrize(
     ("args", "message"),
     [

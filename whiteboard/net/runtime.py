@@ -186,6 +186,10 @@ def open_transport(
     rng = random.Random(f"core:{config.seed}") if config.seed is not None else random.Random()
     if member_id is None:
         member_id = secrets.randbelow(2**32 - 1) + 1
+    params = dict(params or {})
+    if transport == "mtp":
+        # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
+        params.setdefault("group", f"{config.group.host}:{config.group.port}")
     carrier = MulticastCarrier(config, reactor)
     try:
         driver = CoreDriver(
@@ -193,7 +197,7 @@ def open_transport(
             factory,
             member_id,
             rng,
-            params or {},
+            params,
             carrier,
             handler,
             on_finished=on_finished,

@@ -1,0 +1,71 @@
+"""What the client bytes of one MTP message hold (ours; RFC 1301 §3.2.2 leaves them to the
+client): on subchannel 0 a batch of whiteboard payloads, on subchannel 1 a board snapshot
+for joiners (TR 90-1141 §3.4). docs/mtp.md draws both.
+
+A message's bytes are cut into data packets of ``max_data_unit`` bytes, all full but the last
+(§3.2.2: "the only packets containing less than maximum capacity will be data[eom]")."""
+
+from __future__ import annotations
+
+import struct
+
+PAYLOAD_SUBCHANNEL = 0
+STATE_SUBCHANNEL = 1
+
+_RECORD = struct.Struct("!Id")  # payload length, sender's timestamp (seconds)
+_STATE = struct.Struct("!QI")  # the message's unbounded number, snapshot length
+RECORD_OVERHEAD = _RECORD.size
+STATE_OVERHEAD = _STATE.size
+
+
+class FramingError(ValueError):
+    """A message's bytes are not a well-formed batch or snapshot."""
+
+
+def encode_batch(records: list[tuple[float, bytes]]) -> bytes:
+    return b"".join(_RECORD.pack(len(payload), stamp) + payload for stamp, payload in records)
+
+
+def decode_batch(data: bytes) -> list[tuple[float, bytes]]:
+    records: list[tuple[float, bytes]] = []
+    offset = 0
+    while offset < len(data):
+        if len(data) - offset < RECORD_OVERHEAD:
+            raise FramingError(f"a payload record is cut short at byte {offset}")
+        length, stamp = _RECORD.unpack_from(data, offset)
+        offset += RECORD_OVERHEAD
+        if length > len(data) - offset:
+            raise FramingError(f"a payload record of {length} bytes overruns its message")
+        records.append((stamp, data[offset : offset + length]))
+        offset += length
+    if not records:
+        raise FramingError("a payload message holds no payload")
+    return records
+
+
+def encode_state(number: int, state: bytes) -> bytes:
+    return _STATE.pack(number, len(state)) + state
+
+
+def decode_state(data: bytes) -> tuple[int, bytes]:
+    if len(data) < STATE_OVERHEAD:
+        raise FramingError("a board-state message is shorter than its header")
+    number, length = _STATE.unpack_from(data)
+    if length != len(data) - STATE_OVERHEAD:
+        raise FramingError(
+            f"a board-state message says {length} bytes but holds {len(data) - STATE_OVERHEAD}"
+        )
+    return number, data[STATE_OVERHEAD:]
+
+
+def state_packets(first_packet: bytes, unit: int) -> int | None:
+    """How many packets the snapshot whose first packet is ``first_packet`` spans."""
+    if len(first_packet) < STATE_OVERHEAD:
+        return None
+    _, length = _STATE.unpack_from(first_packet)
+    return max(1, -(-(length + STATE_OVERHEAD) // unit))
+
+
+def split(data: bytes, unit: int) -> list[bytes]:
+    """``data`` in packets of ``unit`` bytes, the last one shorter; at least one packet."""
+    return [data[i : i + unit] for i in range(0, len(data), unit)] or [b""]
