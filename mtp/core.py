@@ -1511,6 +1511,9 @@ class MtpCore:
         self._book = StatusBook()
         self._book.learn(number, header.acceptance.statuses)
         self._upper.protocol_event("joined", {"master": header.source, "message": number})
+        if header.source not in self._seen:
+            self._seen.add(header.source)
+            self._upper.member_changed(header.source, "active")
         if self._p.join_with_state:
             self._phase = Phase.SYNCING
             self._deliver(now)
