@@ -565,9 +565,7 @@ class MtpCore:
         if message is None:
             return
         source = header.source
-        if message.source is None:
-            message.source = source
-        elif message.source != source:
+        if not self._claim(message, source):
             self._counters["malformed_dropped"] += 1  # two producers for one message
             return
         if message.subchannel is None:
@@ -612,6 +610,14 @@ class MtpCore:
             if grant is not None and message.complete:
                 self._decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
         self._deliver(now)
+
+    def _claim(self, message: InMessage, source: int) -> bool:
+        """Whether ``source`` may produce ``message``: the owner of its token as the master
+        granted it (§3.2.1), or else the first producer heard for it."""
+        if message.source is None:
+            grant = self._grants.get(message.number) if self._is_master else None
+            message.source = grant.owner if grant is not None else source
+        return message.source == source
 
     def _horizon(self) -> int:
         if self._is_master:
@@ -666,7 +672,12 @@ class MtpCore:
                 self._decide(number, MessageStatus.REJECTED, now)
             return
         # empty[dally] from a producer: (m, k), k one past its last packet of m (§2.2.6).
-        if number < self._next_deliver or number >= self._horizon() or number in self._own:
+        if number < self._next_deliver or number in self._own:
+            return
+        if number >= self._horizon() or (
+            not self._is_master and number > self._view_next + STATUS_COUNT + 1
+        ):
+            self._counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
         self._learn(header, number, now)
         if not self._is_master:
@@ -674,9 +685,7 @@ class MtpCore:
         message = self._message(number, now)
         if message is None:
             return
-        if message.source is None:
-            message.source = source
-        elif message.source != source:
+        if not self._claim(message, source):
             return
         self._heard_holder(number, source, now)
         message.heard_at = now
