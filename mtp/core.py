@@ -212,6 +212,7 @@ class MtpCore:
         self._period_start = -1e18
         self._period_sent = 0
         self._dally_due: list[OutMessage] = []
+        self._next_dally_at = 0.0
         # isMember cache (§3.4.3) and naks held until the master vouches for their source
         self._members_cache: dict[int, float] = {}  # member -> believed until
         self._held_naks: dict[int, list[PacketId]] = {}
@@ -411,8 +412,10 @@ class MtpCore:
         if self._phase is Phase.FINISHED:
             return None
         deadlines = [self._tick_at] if self._tick_at is not None else []
-        if self._retx or self._sending or self._dally_due:
+        if self._retx or self._sending:
             deadlines.append(self._period_start + self._heartbeat)
+        if self._dally_due:
+            deadlines.append(self._next_dally_at)
         for message in self._incoming.values():
             if message.nak_at is not None:
                 deadlines.append(message.nak_at)
@@ -635,8 +638,8 @@ class MtpCore:
         return message
 
     def _schedule_nak(self, message: InMessage, now: float) -> None:
-        if message.nak_at is not None and message.nak_at <= now + self._heartbeat:
-            return
+        if message.nak_at is not None:
+            return  # already due (its dally is drawn once, §3.4.2)
         delay = 0.0
         if self._p.nak_dally and message.nak_tries == 0:
             # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
@@ -862,7 +865,7 @@ class MtpCore:
             if message.nak_at is None:
                 # §3.2.4: a fragment followed by silence for more than a heartbeat.
                 if now - message.heard_at > self._heartbeat * 1.5:
-                    message.nak_at = now
+                    self._schedule_nak(message, now)
                 else:
                     continue
             if message.nak_at > now:
@@ -1121,12 +1124,18 @@ class MtpCore:
         if self._phase in (Phase.FINISHED, Phase.NEW):
             return
         if now >= self._period_start + self._heartbeat:
-            self._period_start = now
+            # A heartbeat's window opens with the first data packet sent in it, so that no
+            # heartbeat-long stretch ever carries more than ``window`` of them.
+            self._period_start = -1e18
             self._period_sent = 0
+        if self._dally_due and now >= self._next_dally_at:
+            self._next_dally_at = now + self._heartbeat
             for message in self._dally_due:
                 self._send_dally(message, now)
             self._dally_due = [m for m in self._dally_due if self._needs_dally(m)]
         budget = self._window - self._period_sent
+        if budget > 0 and self._period_sent == 0 and (self._retx or self._sending):
+            self._period_start = now
         while budget > 0 and self._retx:
             key = self._retx.popleft()
             self._retx_set.discard(key)
@@ -1159,11 +1168,15 @@ class MtpCore:
             if message.number in self._grants:
                 self._decide(message.number, MessageStatus.ACCEPTED, now)
         elif self._needs_dally(message):
+            if not self._dally_due:
+                self._next_dally_at = now + self._heartbeat  # one a heartbeat, from the next
             self._dally_due.append(message)
         self._want_token(now)
 
     def _needs_dally(self, message: OutMessage) -> bool:
-        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended."""
+        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended, so
+        that consumers who lost it all can still name its producer. Not the master's own:
+        members who cannot name a producer ask the master, which is that producer."""
         return (
             not self._is_master
             and len(message.packets) + message.dallies < self._p.message_packets
