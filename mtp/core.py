@@ -242,6 +242,8 @@ class MtpCore:
         self._probe_tries = 0
         self._quit_confirmed: set[int] = set()
         self._decided_at: dict[int, float] = {}
+        # The (heartbeat ms, window, retention) sets the web ran lately (§3.4.1, above).
+        self._values_run: deque[tuple[int, int, int]] = deque([self._wire_parameters()], maxlen=16)
         self._last_own = -1  # the highest message number we sent payloads in
         self._quiet_rounds = 0
         self._new_quit_confirms = False
@@ -471,6 +473,12 @@ class MtpCore:
         if now - self._heard_master_at > limit:
             seconds = now - self._heard_master_at
             if self._phase in (Phase.LEAVING, Phase.QUITTING):
+                unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
+                if unsent:
+                    self._upper.failure(
+                        f"the mtp master went silent while this member was leaving; "
+                        f"{unsent} payloads were not sent"
+                    )
                 self._finish()
                 return
             self._rejoin(
@@ -1741,13 +1749,12 @@ class MtpCore:
             self._repair_cache.popitem(last=False)
 
     def _consider_suggestion(self, header: MtpHeader, now: float) -> None:
-        """§3.4.1: members may suggest new values; the master takes those within bounds."""
+        """§3.4.1: members may suggest new values; the master takes those within bounds.
+        Every packet carries its sender's values, so values the web ran before are a member
+        that has not heard of a change yet, not a suggestion: they are ignored."""
         heartbeat = header.heartbeat / 1000.0
         new = (heartbeat, header.window, header.retention)
-        if new == (self._heartbeat, self._window, self._retention) or (
-            round(heartbeat * 1000) == round(self._heartbeat * 1000)
-            and new[1:] == (self._window, self._retention)
-        ):
+        if (header.heartbeat, header.window, header.retention) in self._values_run:
             return
         try:
             self._check_bounds(*new)
@@ -1772,6 +1779,7 @@ class MtpCore:
         if (heartbeat, window, retention) == (self._heartbeat, self._window, self._retention):
             return
         self._heartbeat, self._window, self._retention = heartbeat, window, retention
+        self._values_run.append(self._wire_parameters())
         self._counters["parameter_changes"] += 1
         self._upper.protocol_event(
             "parameters_changed",
@@ -1940,6 +1948,11 @@ class MtpCore:
                     MemberConfirm(self._tsap(self.member_id, None), 0),
                 )
                 self._send(reply, addr)
+            elif not self._is_master:
+                # §2.2.2: a member that cannot confirm the target's membership denies it.
+                self._send(
+                    self._control(PacketType.IS_MEMBER, IsMemberModifier.DENY, source, body), addr
+                )
             return
         if header.modifier is IsMemberModifier.CONFIRM:
             assert isinstance(body, MemberConfirm)
