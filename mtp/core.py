@@ -544,6 +544,17 @@ class MtpCore:
     def _remember(self, source: int, addr: Address) -> None:
         if source in self._addresses or len(self._addresses) < MAX_ADDRESSES:
             self._addresses[source] = addr
+        elif source in self._members:
+            self._forget_a_stranger()
+            self._addresses[source] = addr
+
+    def _forget_a_stranger(self) -> None:
+        """Make room in the full address book: the oldest address that is not a member's goes
+        (members are at most MAX_MEMBERS < MAX_ADDRESSES, so one always can)."""
+        for ident in self._addresses:
+            if ident not in self._members and ident != self._master_id:
+                del self._addresses[ident]
+                return
 
     def _number(self, wire: int) -> int:
         return unwrap(wire, self._view_next if not self._is_master else self._next_grant)
@@ -721,6 +732,9 @@ class MtpCore:
     def _deliver(self, now: float) -> None:
         """Deliver, in message order, every accepted message we hold whole; skip rejected
         ones; stop at the first pending or incomplete one."""
+        # Statuses far behind both the delivery point and the newest message are never read
+        # again (a member further than 12 behind rejoins, §2.2.6): memory stays bounded.
+        self._book.forget_below(min(self._next_deliver, self.next_grant))
         while self._phase in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
             number = self._next_deliver
             status = self._book.status(number)
@@ -940,9 +954,11 @@ class MtpCore:
         self._counters["nacks_received"] += 1
         requester = header.source
         if not self._vouched(requester, now):
-            held = self._held_naks.setdefault(requester, [])
-            if len(self._held_naks) <= MAX_HELD_NAKS and len(held) < 4 * MAX_NAK_ENTRIES_OUT:
-                held.extend(body.packets)
+            # Bounded: at most MAX_HELD_NAKS unvouched requesters, each a few lists' worth.
+            if requester in self._held_naks or len(self._held_naks) < MAX_HELD_NAKS:
+                held = self._held_naks.setdefault(requester, [])
+                if len(held) < 4 * MAX_NAK_ENTRIES_OUT:
+                    held.extend(body.packets)
             self._ask_master_about(requester, now)
             return
         self._serve_nak(requester, body.packets, now)
@@ -1491,7 +1507,7 @@ class MtpCore:
         for joiner, (addr, wish) in self._join_waiting.items():
             member = Member(joiner, addr, wish.member_class, now, number, now)
             self._members[joiner] = member
-            self._addresses[joiner] = addr
+            self._remember(joiner, addr)
             self._send_join_confirm(member, now)
             self._counters["joins_confirmed"] += 1
             self._upper.member_changed(joiner, "active")
