@@ -581,6 +581,8 @@ class MtpCore:
             self._counters["out_of_range_dropped"] += 1
             return
         self._learn(header, number, now)
+        if self._phase is Phase.JOINING:
+            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
         if not self._is_master:
             self._view_next = max(self._view_next, number + 1)
         message = self._message(number, now)
@@ -702,6 +704,8 @@ class MtpCore:
             self._counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
         self._learn(header, number, now)
+        if self._phase is Phase.JOINING:
+            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
         if not self._is_master:
             self._view_next = max(self._view_next, number + 1)
         message = self._message(number, now)

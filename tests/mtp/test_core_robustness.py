@@ -752,3 +752,17 @@ def test_a_core_woken_late_moves_its_timer_past_now() -> None:
         for late in (0.0, 0.3, 5.0, 60.0):
             deadline = driven.core.get_timer()
             driven.timer((driven.now if deadline is None else deadline) + late)
+
+
+def test_a_data_packet_that_makes_a_member_rejoin_leaves_no_fragment_behind() -> None:
+    """§3.2.5: a data packet whose statuses show the joiner fell behind makes it rejoin; the
+    packet itself is not kept (a JOINING core has no web), so no nak deadline is left to wake
+    the core in the past. (Found by the fuzz test above: seed 229, a joiner still syncing.)"""
+    driven = Driven(build("producer-syncing"))
+    core = driven.core
+    for packet in FLOODS["data"](driven, random.Random(229), 120):
+        driven.packet(packet)
+    assert core.phase is Phase.JOINING, core.phase
+    assert core.counters()["rejoins"] == 1
+    assert not core._incoming, sorted(core._incoming)
+    driven.timer(driven.now + 0.05)  # asserts the timer moved past now
