@@ -88,6 +88,7 @@ COUNTERS = (
     "datagrams_sent",
     "datagrams_received",
     "nacks_sent",
+    "nacked_packets",  # distinct packets this member asked for
     "nacks_received",
     "retransmissions",
     "duplicates_dropped",
@@ -626,7 +627,7 @@ class MtpCore:
             message.nak_at = None
             message.nak_tries = 0
         elif gap or (header.modifier is not DataModifier.DATA and message.missing(tail=False)):
-            self._schedule_nak(message, now)
+            self._schedule_nak(message, now, gap=True)
         if self._phase is Phase.SYNCING and number == self._join_number:
             self._report_state_progress(message)
         if self._is_master:
@@ -658,14 +659,16 @@ class MtpCore:
             self._incoming[number] = message
         return message
 
-    def _schedule_nak(self, message: InMessage, now: float) -> None:
+    def _schedule_nak(self, message: InMessage, now: float, gap: bool = False) -> None:
+        """Ask for what ``message`` lacks: at once (§3.2.4), or for a ``gap`` in what is
+        arriving, after ``reorder_wait`` (extension: a reordered packet needs no repair)."""
         if message.nak_at is not None:
             return  # already due (its dally is drawn once, §3.4.2)
-        delay = 0.0
+        delay = self._p.reorder_wait if gap else 0.0
         if self._p.nak_dally and message.nak_tries == 0:
             # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
             # retransmission asked for by another consumer can come first.
-            delay = self._rng.randint(0, max(0, self._retention - 2)) * self._heartbeat
+            delay += self._rng.randint(0, max(0, self._retention - 2)) * self._heartbeat
         message.nak_at = now + delay
 
     def _report_state_progress(self, message: InMessage) -> None:
@@ -719,7 +722,7 @@ class MtpCore:
         if 0 <= top < MAX_PACKETS_PER_MESSAGE and top > message.advertised:
             message.advertised = top
         if not message.complete and message.missing(tail=False):
-            self._schedule_nak(message, now)
+            self._schedule_nak(message, now, gap=True)
 
     def _in_range(self, number: int, source: int, now: float) -> bool:
         """§2.2.6: a control packet's message number must lie within m - 11 .. m + 13 of ours
@@ -773,7 +776,8 @@ class MtpCore:
                     self._next_deliver += 1
                     continue
                 if message.nak_at is None:
-                    self._schedule_nak(message, now)
+                    # Its verdict may merely have overtaken its packets: a reorder too.
+                    self._schedule_nak(message, now, gap=True)
                 return
             if self._phase is Phase.SYNCING and number == self._join_number:
                 if not self._finish_sync(subchannel, body, now):
@@ -943,6 +947,10 @@ class MtpCore:
             self._control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr
         )
         self._counters["nacks_sent"] += 1
+        # Distinct packets known to exist (a tail asked for past the last one heard may not).
+        known = [e.packet for e in entries if e.packet <= message.advertised]
+        self._counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)
+        message.asked_high = max(message.asked_high, *known, -1)
         self._upper.protocol_event(
             "nak_sent", {"message": message.number, "packets": len(entries), "to": target}
         )
@@ -1053,6 +1061,7 @@ class MtpCore:
         self._token_tries = 0
         self._counters["tokens_requested"] += 1
         if self._is_master:
+            self._wake(now)  # our own strokes end the web's idleness too (§3.2.3)
             self._tokens.add(self.member_id)
             self._grant_tokens(now)
         else:
@@ -1438,7 +1447,7 @@ class MtpCore:
                 f"the web carries at most {web.min_throughput} kB/s, this member needs "
                 f"{self._p.min_throughput} kB/s"
             )
-        return "the web is full"
+        return "the master admits no one now (its web is full, or it is closing it)"
 
     def _admission(self, joiner: int, wish: JoinData) -> str | None:
         """Why the master must refuse ``wish`` (§3.1.2), or None."""
@@ -1868,7 +1877,9 @@ class MtpCore:
             PacketType.QUIT, QuitModifier.CONFIRM, source, self._tsap(self.member_id, None)
         )
         if target.connection_id == self._web and source == self._master_id:
-            # §3.3.2: the master ends the web.
+            # §3.3.2: the master ends the web. Its last statuses ride on the quit, like every
+            # packet's (§2.2.6): deliver what they decide before we go.
+            self._learn(header, self._number(header.acceptance.message_seq), now)
             self._send(confirm, addr)
             self._upper.member_changed(self._master_id, "left")
             unsent = len(self._queue) + sum(len(m.records) for m in self._sending)

@@ -90,6 +90,7 @@ class InMessage:
     nak_tries: int = 0
     master_tries: int = 0
     denied: bool = False
+    asked_high: int = -1  # the highest packet number a nak of ours has named (naks ascend)
 
     @property
     def complete(self) -> bool:

@@ -47,6 +47,10 @@ class MtpParams:
     hibernate_after: int = 10  # idle heartbeats before the master hibernates (§3.2.3)
     hibernate_heartbeat: float = 1.0
     nak_dally: bool = False  # §3.4.2: wait a random 0..retention-2 heartbeats before a nak
+    # Extension: a gap seen in arriving packets is asked for only after this many seconds, so
+    # that a packet merely overtaken arrives first. §3.2.4 naks at once (the seed profile);
+    # a network that reorders, even by a millisecond, would then bring needless repairs.
+    reorder_wait: float = 0.0
     join_with_state: bool = True  # TR §3.4: the joiner receives the board before newer data
     member_cache_age: float = 30.0  # §3.4.3: how long an isMember answer is believed
     repair_cache: int = 64  # extension: accepted messages the master keeps to repair
@@ -65,7 +69,7 @@ class MtpParams:
             value = getattr(self, f.name)
             if isinstance(value, (bool, str)):
                 continue
-            if value < 0 or (value == 0 and f.name != "min_throughput"):
+            if value < 0 or (value == 0 and f.name not in ("min_throughput", "reorder_wait")):
                 raise ValueError(f"mtp parameter {f.name} must be positive, got {value}")
         for name in ("heartbeat", "window", "retention"):
             low, high = getattr(self, f"{name}_min"), getattr(self, f"{name}_max")
@@ -94,6 +98,8 @@ class MtpParams:
             raise ValueError("mtp parameter min_throughput must fit 16 bits (kilobytes/s)")
         if self.message_packets > 64:
             raise ValueError("mtp parameter message_packets must be at most 64")
+        if self.reorder_wait > self.heartbeat_min:
+            raise ValueError("mtp parameter reorder_wait must not exceed heartbeat_min")
         if self.hibernate_heartbeat < self.heartbeat:
             raise ValueError("mtp parameter hibernate_heartbeat must not be below heartbeat")
         group_address(self.group)  # raises a readable ValueError
@@ -150,6 +156,7 @@ LAN = MtpParams(
     member_cache_age=10.0,
     repair_cache=256,
     state_timeout=10.0,
+    reorder_wait=0.01,
 )
 
 PROFILES = {"seed": SEED, "lan": LAN}

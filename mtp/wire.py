@@ -346,7 +346,8 @@ class JoinData:
     """RFC 1301 §3.1.1, Figure 3: the data part of every join packet. In join[request] the
     joiner's class and wishes (``multicast_id`` 0: it does not know it yet); in join[confirm]
     the web's operating values and the web's multicast connection id (§2.3.1, §3.1.2); in
-    join[deny] the request's data part, echoed (``multicast_id`` 0).
+    join[deny] the web's values with the member class asked for (``multicast_id`` 0), so the
+    refused joiner can tell why (docs/mtp-wire.md, decision 9).
     ``min_throughput`` is in kilobytes (1,000 bytes) per second; ``max_data_unit`` in bytes of
     client data per data packet."""
 

@@ -36,6 +36,7 @@ from tests.mtp.core_harness import (
     Node,
     Sent,
     addr_of,
+    batch,
     core_of,
     data,
     delivered_sequence,
@@ -527,6 +528,22 @@ def test_a_member_confirms_the_masters_quit_reports_it_and_finishes() -> None:
     assert member.core.finished
 
 
+def test_a_member_delivers_what_the_masters_quit_accepts_before_finishing() -> None:
+    """§3.3.2 with §2.2.6: the quit carries the master's statuses like every packet; a
+    message held whole whose acceptance only the quit brings is delivered, not lost."""
+    member = joined_member(P1)
+    member.receive(data(P2, 0, 0, batch(b"last words"), DataModifier.EOM), 0.05)
+    assert member.deliveries() == []  # pending
+    master_quit = MtpPacket(
+        header(PacketType.QUIT, QuitModifier.REQUEST, MASTER, WEB, record(1, statuses=ACCEPTED)),
+        _tsap(WEB, "224.0.1.9"),
+    )
+    member.receive(master_quit, 0.1)
+    assert member.delivered_payloads() == [b"last words"]
+    assert member.failures() == ["the mtp master closed the web"]
+    assert member.core.finished
+
+
 def test_a_quit_request_for_the_web_from_anyone_but_the_master_is_ignored() -> None:
     member = joined_member(P1)
     member.receive(_quit(QuitModifier.REQUEST, P2, WEB, _tsap(WEB)), 0.1)
@@ -703,6 +720,24 @@ def test_a_join_request_wakes_a_hibernating_master() -> None:
     master.receive(join_request(P1), at)
     assert master.named("join[confirm]", mark)
     _assert_awake(master, mark, at)
+
+
+def test_the_master_drawing_wakes_itself() -> None:
+    """§3.2.3: hibernation is for an idle web; the master's own strokes end it as a member's
+    token request does, so its message goes out at the web's heartbeat, not the hibernating one."""
+    master = _hibernating_master(members=(P1,))
+    mark = len(master.sent)
+    at = master.now + 0.3
+    master.run_until(at)
+    master.send(b"a stroke", at)
+    assert master.protocol_events("wake")
+    assert not master.core.hibernating
+    data = [s for s in master.sent[mark:] if s.packet.packet_type is PacketType.DATA]
+    assert data and data[0].at == at
+    master.run_until(at + 3 * HEARTBEAT + EPS)
+    beats = [s for s in master.sent[mark:] if s.dest is None]
+    assert "empty[hibernate]" not in {s.name for s in beats}
+    assert max(_gaps(beats)) <= HEARTBEAT + EPS, _gaps(beats)
 
 
 def test_members_keep_the_webs_heartbeat_but_widen_their_silence_limit_when_hibernating() -> None:

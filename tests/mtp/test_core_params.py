@@ -172,6 +172,7 @@ _OTHER: dict[str, Callable[[object], object]] = {
     "window_min": lambda v: v - 1,  # type: ignore[operator]
     "retention_min": lambda v: v - 1,  # type: ignore[operator]
     "max_data_unit": lambda v: v - 1,  # type: ignore[operator]
+    "reorder_wait": lambda v: v + 0.002,  # type: ignore[operator]  (0 in seed)
 }
 
 
@@ -243,6 +244,8 @@ def test_parameters_take_textual_booleans_and_whole_floats() -> None:
         ({"min_throughput": 70000}, r"min_throughput must fit 16 bits"),
         ({"message_packets": 65}, r"message_packets must be at most 64"),
         ({"hibernate_heartbeat": 0.01}, r"hibernate_heartbeat must not be below heartbeat"),
+        ({"profile": "lan", "reorder_wait": 0.05}, r"reorder_wait must not exceed heartbeat_min"),
+        ({"reorder_wait": -0.01}, r"mtp parameter reorder_wait must be positive, got -0\.01"),
         ({"group": "239.1.1.1"}, r"group must be host:port, like 239\.255\.0\.1:7000"),
         ({"group": "239.1.1.1:70000"}, r"group must be host:port"),
     ],

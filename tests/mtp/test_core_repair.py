@@ -183,6 +183,30 @@ def test_a_gap_in_the_packet_numbers_is_nakked_to_the_producer_naming_the_missin
     assert request.packet.header.destination == P2 and request.packet.header.source == C1
     assert entries(request) == [(0, 1), (0, 2), (0, 3)]
     assert node.counter("nacks_sent") == 1
+    assert node.counter("nacked_packets") == 3
+
+
+def test_with_reorder_wait_a_gap_filled_in_time_brings_no_nak() -> None:
+    # Extension (docs/mtp.md, reorder_wait): a packet merely overtaken arrives within the
+    # wait and nothing is asked; §3.2.4's immediate nak is the seed profile's (wait 0).
+    node = joined_member(C1, role="consumer", params={"reorder_wait": 0.01})
+    node.receive(data(P2, 0, 0, body(0, 0)), 0.05)
+    node.receive(data(P2, 0, 2, body(0, 2)), 0.06)  # packet 1 overtaken
+    node.run_until(0.065)
+    node.receive(data(P2, 0, 1, body(0, 1)), 0.065)
+    node.run_until(0.2)
+    assert node.named("nak[request]") == []
+
+
+def test_with_reorder_wait_a_gap_still_open_after_it_is_nakked() -> None:
+    node = joined_member(C1, role="consumer", params={"reorder_wait": 0.01})
+    node.receive(data(P2, 0, 0, body(0, 0)), 0.05)
+    node.receive(data(P2, 0, 2, body(0, 2)), 0.06)
+    node.run_until(0.0699)
+    assert node.named("nak[request]") == []
+    node.run_until(0.08)
+    (request,) = node.named("nak[request]")
+    assert request.at == pytest.approx(0.07) and entries(request) == [(0, 1)]
 
 
 def test_gaps_in_two_messages_are_nakked_each_to_its_producer() -> None:
@@ -263,6 +287,7 @@ def test_naks_are_retried_every_heartbeat_until_the_master_decides() -> None:
         [HEARTBEAT] * (len(times) - 1)
     )
     assert all(entries(s) == [(0, 1)] for s in node.named("nak[request]"))
+    assert node.counter("nacked_packets") == 1  # distinct packets: retries count once
     node.receive(master_beat(1, {0: REJECTED}), 0.95)
     mark = len(node.sent)
     run_with_master(node, 2.0, 1, {0: REJECTED})
@@ -628,6 +653,7 @@ def test_an_accepted_message_is_asked_of_its_producer_retention_times_then_of_th
     assert targets[:3] == [P2, P2, P2]  # retention (3) naks to the producer
     assert targets[3:] and set(targets[3:]) == {MASTER}
     assert all(entries(s) == [(0, 1)] for s in node.named("nak[request]"))
+    assert node.counter("nacked_packets") == 1  # distinct packets: retries count once
     node.receive(data(P2, 0, 1, PARTS[1]), 1.05, addr_of(MASTER))  # the master's relay
     assert node.delivered_payloads() == [STROKE]
     mark = len(node.sent)

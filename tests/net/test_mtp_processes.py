@@ -11,8 +11,8 @@ no wait below is a race against a fixed delay: every step waits for a signal (a 
 exits once it has what it came for), with generous caps.
 
 MTP members hear of each other only through what they multicast, and a producer multicasts
-nothing before it draws (and the master is never reported to them as a member), so producers
-cannot wait for each other with `--wait-members`, which would wait forever: each
+nothing before it draws (only the master is reported to them, when it confirms their join),
+so producers cannot wait for each other with `--wait-members`, which would wait forever: each
 draws as soon as it has joined, and one that joins after another has begun is given the board
 as its first message (TR §3.4). The boards must agree whatever the order of the joins.
 """
