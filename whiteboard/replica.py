@@ -11,12 +11,15 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from whiteboard.board import Board, Change, OpDecodeError, SnapshotError, decode_op
+from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.transport.events import (
     BoardStateReceived,
     BoardStateRequested,
     Delivered,
     Event,
 )
+
+MAX_PRESENCES = 4096  # members whose presence is remembered
 
 
 class BoardStateSink(Protocol):
@@ -33,6 +36,7 @@ class ReplicaStats:
     late_inserts: int = 0
     rejected: int = 0  # payloads that are not valid ops, or claim another author
     rejected_states: int = 0  # board states from other members that could not be loaded
+    presences: int = 0  # presence payloads taken (whiteboard/presence.py): not ops
     delivered_by_origin: Counter[int] = field(default_factory=Counter)
 
 
@@ -42,11 +46,14 @@ class Replica:
         self.stats = ReplicaStats()
         self._last_counter: dict[int, int] = {}
         self.last_rejection = ""
+        # The latest presence of each member (name, colour, health, board fingerprint).
+        self.presence: dict[int, Presence] = {}
 
-    def handle(self, event: Event, transport: BoardStateSink) -> Change | None:
+    def handle(self, event: Event, transport: BoardStateSink) -> Change | Presence | None:
         """Apply what a transport event means for the board: a delivery, a board state given
         to us, or a request for ours. Other events are the caller's business. Never raises on
-        bad input from peers: it is counted, and described in ``last_rejection``."""
+        bad input from peers: it is counted, and described in ``last_rejection``. A delivered
+        presence is kept in :attr:`presence` and returned."""
         if isinstance(event, Delivered):
             return self.apply_delivered(event)
         if isinstance(event, BoardStateRequested):
@@ -60,8 +67,11 @@ class Replica:
                 self.last_rejection = f"the board sent by another member was unusable: {exc}"
         return None
 
-    def apply_delivered(self, event: Delivered) -> Change | None:
-        """Apply one delivered payload; return what changed, or None if it was refused."""
+    def apply_delivered(self, event: Delivered) -> Change | Presence | None:
+        """Apply one delivered payload; return what changed (or the presence it was), or None
+        if it was refused."""
+        if is_presence(event.payload):
+            return self._take_presence(event)
         try:
             op = decode_op(event.payload)
         except OpDecodeError as exc:
@@ -87,6 +97,19 @@ class Replica:
             if change.late:
                 self.stats.late_inserts += 1
         return change
+
+    def _take_presence(self, event: Delivered) -> Presence | None:
+        try:
+            presence = decode_presence(event.payload)
+        except PresenceDecodeError as exc:
+            self.stats.rejected += 1
+            self.last_rejection = f"a presence from member {event.origin:08x} is unusable: {exc}"
+            return None
+        if event.origin not in self.presence and len(self.presence) >= MAX_PRESENCES:
+            return None  # bounded whatever peers send: the first members keep their rows
+        self.presence[event.origin] = presence
+        self.stats.presences += 1
+        return presence
 
     def load_state(self, state: bytes) -> None:
         """Adopt a board given by another member, keeping any op we already had that it lacks.
