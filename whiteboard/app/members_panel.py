@@ -1,0 +1,102 @@
+"""The members panel: who is in the session, in what state, how their transport fares, and
+whether their board agrees with ours (whiteboard/app/health.py decides; this only shows)."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QHeaderView, QTableWidget, QWidget
+from PySide6.QtWidgets import QTableWidgetItem as Item
+
+from whiteboard.app.health import Agreement, MemberRow
+from whiteboard.transport.interface import MemberState
+
+COLUMNS = ("Member", "State", "NACKs", "Retransmissions", "Late ops", "Board")
+STATE_TEXT = {
+    MemberState.JOINING: "joining",
+    MemberState.ACTIVE: "active",
+    MemberState.SUSPECTED: "not heard from",
+    MemberState.LEFT: "left",
+}
+AGREEMENT_TEXT = {
+    Agreement.UNKNOWN: "…",
+    Agreement.AGREES: "same as yours",
+    Agreement.DIFFERS: "differs",
+}
+TOOLTIPS = (
+    "Name and colour the member chose",
+    "What the transport knows: joining, active, not heard from lately (suspected), or left",
+    "Repair requests the member sent (it lost packets): its own count",
+    "Packets the member sent again for others",
+    "Ops that reached the member after later ones and were inserted in their place",
+    "Whether the member's board is the same as yours, compared when both applied the same ops",
+)
+
+
+class MembersPanel(QDockWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Members", parent)
+        self.setObjectName("members")
+        self.table = QTableWidget(0, len(COLUMNS), self)
+        self.table.setHorizontalHeaderLabels(list(COLUMNS))
+        for column, tip in enumerate(TOOLTIPS):
+            header = self.table.horizontalHeaderItem(column)
+            if header is not None:
+                header.setToolTip(tip)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.setWidget(self.table)
+        self._rows: list[MemberRow] = []
+
+    def show_rows(self, rows: list[MemberRow]) -> None:
+        if rows == self._rows:
+            return  # no flicker, no work, when nothing changed
+        self._rows = list(rows)
+        self.table.setRowCount(len(rows))
+        for index, row in enumerate(rows):
+            name = Item(f"{row.name} (you)" if row.me else row.name)
+            if row.colour is not None:
+                name.setIcon(_swatch(row.colour))
+            name.setToolTip(f"member id {row.member:08x}")
+            state = Item(STATE_TEXT[row.state])
+            board = Item("—" if row.me else AGREEMENT_TEXT[row.agreement])
+            if row.agreement is Agreement.DIFFERS:
+                board.setForeground(QColor(198, 40, 40))
+            cells = [
+                name,
+                state,
+                _number(row.nacks_sent),
+                _number(row.retransmissions),
+                _number(row.late_delivered),
+                board,
+            ]
+            if row.state is MemberState.LEFT:
+                for cell in cells:
+                    cell.setForeground(QColor(150, 150, 150))
+            for column, cell in enumerate(cells):
+                self.table.setItem(index, column, cell)
+
+    def row_texts(self) -> list[list[str]]:
+        """What the table shows, cell by cell (for tests and accessibility checks)."""
+        texts = []
+        for r in range(self.table.rowCount()):
+            cells = [self.table.item(r, c) for c in range(self.table.columnCount())]
+            texts.append([cell.text() if cell is not None else "" for cell in cells])
+        return texts
+
+
+def _number(value: int) -> Item:
+    item = Item(f"{value:,}")
+    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    return item
+
+
+def _swatch(argb: int) -> QIcon:
+    pixmap = QPixmap(16, 16)
+    pixmap.fill(QColor.fromRgba(argb))
+    return QIcon(pixmap)
+
+
+__all__ = ["MembersPanel"]
