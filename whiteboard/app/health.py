@@ -4,12 +4,14 @@ Qt-free. The window feeds it the transport's member states and the presences mem
 multicast (whiteboard/presence.py); the members panel and the status bar read it.
 
 Agreement. Two replicas that applied the same ops show the same board (the convergence
-invariant), so a presence's board fingerprint is compared with ours whenever both say the same
-ops were applied (same count, same greatest order key). While ops are in flight the two differ
-legitimately and nothing is concluded. Even equal counts and keys can hide a transient
-difference (RMP: each side still misses an op the other has), so a difference is believed
-only when it is seen again on a later check with neither side having moved: a board that
-stays different while nothing happens has diverged.
+invariant), so a presence's board fingerprint is compared with ours. When both say the same
+ops were applied (same count, same greatest order key) the hashes must match: equal, the
+boards agree. Anything else may be ops still in flight, so a difference is believed only
+when it lasts: the same pair of fingerprints (theirs, ours), unequal, seen again ``settle``
+seconds later, with neither board having moved in between. A session at rest converges, so
+a difference that outlasts the rest is a replica that lost or gained something for good (an
+op never repaired, say); it is reported, and the window offers a resync. Any later change of
+either fingerprint withdraws the verdict until the next comparison.
 """
 
 from __future__ import annotations
@@ -48,17 +50,20 @@ class _Member:
     state: MemberState
     presence: Presence | None = None
     agreement: Agreement = Agreement.UNKNOWN
-    # The (theirs, ours) fingerprints of a comparison that found a difference, awaiting a
-    # second look (see the module docstring).
-    suspect: tuple[BoardFingerprint, BoardFingerprint] | None = None
+    # The (theirs, ours) fingerprints of a comparison that found a difference, and when it
+    # was first seen: awaiting a second look (see the module docstring).
+    suspect: tuple[BoardFingerprint, tuple[int, object, str]] | None = None
+    suspect_since: float = 0.0
 
 
 class SessionHealth:
-    def __init__(self, me: int, board: Callable[[], BoardFingerprint]) -> None:
-        """``board`` gives our own board's fingerprint; it is called only when a comparison
-        is due (hashing a large board costs milliseconds)."""
+    def __init__(self, me: int, board: Callable[[], BoardFingerprint], settle: float = 5.0) -> None:
+        """``board`` gives our own board's fingerprint; it is called only when the counts
+        match (hashing a large board costs milliseconds). ``settle``: seconds a difference
+        must last, both boards unchanged, to be believed."""
         self.me = me
         self._board = board
+        self.settle = settle
         self._members: dict[int, _Member] = {}
         self.disagreements = 0  # differences confirmed, ever
 
@@ -73,7 +78,9 @@ class SessionHealth:
         else:
             entry.state = state
 
-    def presence(self, member: int, presence: Presence, counts: tuple[int, object]) -> None:
+    def presence(
+        self, member: int, presence: Presence, counts: tuple[int, object], now: float
+    ) -> None:
         """A presence from ``member``; ``counts`` is our board's (ops, last key) now."""
         entry = self._members.get(member)
         if entry is None:
@@ -83,14 +90,20 @@ class SessionHealth:
             entry = self._members[member] = _Member(MemberState.ACTIVE)
         entry.presence = presence
         if member != self.me:
-            self._compare(entry, counts)
+            self._compare(entry, counts, now)
 
-    def check(self, counts: tuple[int, object]) -> None:
+    def check(self, counts: tuple[int, object], now: float) -> None:
         """Compare again with every member's last presence (call it every few seconds: a
         board that caught up since may now be comparable)."""
         for member, entry in self._members.items():
             if member != self.me and entry.presence is not None:
-                self._compare(entry, counts)
+                self._compare(entry, counts, now)
+
+    def board_moved(self) -> None:
+        """Our board changed: an agreement found before was about the board we had then."""
+        for entry in self._members.values():
+            if entry.agreement is Agreement.AGREES:
+                entry.agreement = Agreement.UNKNOWN
 
     def reset_agreement(self) -> None:
         """After a resync our board is new: what we concluded about it no longer holds."""
@@ -98,24 +111,31 @@ class SessionHealth:
             entry.agreement = Agreement.UNKNOWN
             entry.suspect = None
 
-    def _compare(self, entry: _Member, counts: tuple[int, object]) -> None:
+    def _compare(self, entry: _Member, counts: tuple[int, object], now: float) -> None:
         assert entry.presence is not None
         theirs = entry.presence.board
-        if (theirs.ops, theirs.last_key) != counts:
-            entry.suspect = None
-            return  # ops in flight: nothing to conclude
-        ours = self._board()
-        if ours.board_hash == theirs.board_hash:
-            entry.agreement = Agreement.AGREES
-            entry.suspect = None
-        elif entry.suspect == (theirs, ours):
-            if entry.agreement is not Agreement.DIFFERS:
-                self.disagreements += 1
+        ours: tuple[int, object, str] = (counts[0], counts[1], "")
+        if (theirs.ops, theirs.last_key) == counts:
+            fingerprint = self._board()
+            if fingerprint.board_hash == theirs.board_hash:
+                entry.agreement = Agreement.AGREES
+                entry.suspect = None
+                return
+            ours = (counts[0], counts[1], fingerprint.board_hash)
+        if entry.suspect != (theirs, ours):
+            # A new difference (or the first look): remember it, conclude nothing yet.
+            entry.suspect, entry.suspect_since = (theirs, ours), now
+            if entry.agreement is not Agreement.UNKNOWN:
+                entry.agreement = Agreement.UNKNOWN
+            return
+        if now - entry.suspect_since >= self.settle and entry.agreement is not Agreement.DIFFERS:
+            self.disagreements += 1
             entry.agreement = Agreement.DIFFERS
-        else:
-            entry.suspect = (theirs, ours)
 
     # -- reading ----------------------------------------------------------------------------
+
+    def __contains__(self, member: object) -> bool:
+        return member in self._members
 
     def rows(self, own: Presence | None = None) -> list[MemberRow]:
         """Members present first, by name, then those who left; ours first of all."""

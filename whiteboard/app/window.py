@@ -9,16 +9,30 @@ from __future__ import annotations
 
 import itertools
 import logging
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
-from PySide6.QtCore import QSize, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QComboBox, QLabel, QMainWindow, QToolBar, QWidget
+from PySide6.QtCore import QSize, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QColor, QIcon, QKeySequence, QPixmap
+from PySide6.QtWidgets import (
+    QComboBox,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QProgressBar,
+    QToolBar,
+    QWidget,
+)
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
-from whiteboard.board import Op, OpId, encode_op
+from whiteboard.app.health import SessionHealth
+from whiteboard.app.history import History
+from whiteboard.app.members_panel import MembersPanel
+from whiteboard.app.session import SessionSpec
+from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
+from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.replica import Replica
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import (
@@ -47,6 +61,14 @@ WIDTHS: tuple[float, ...] = (1.0, 3.0, 6.0, 12.0, 24.0)
 # others at once that we are gone; a stuck leave must still not keep the window open forever.
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
+# Presence (whiteboard/presence.py): sent on joining, then every PRESENCE_MS while our board or
+# counters change, and every IDLE_PRESENCE_MS otherwise, so an idle session stays quiet (an MTP
+# master may hibernate) yet a newcomer learns names within seconds.
+PRESENCE_MS = 2000
+IDLE_PRESENCE_MS = 10000
+# How long a board difference must last, neither board moving, to be believed
+# (whiteboard/app/health.py).
+AGREEMENT_SETTLE_S = 5.0
 
 
 class MainWindow(QMainWindow):
@@ -63,46 +85,104 @@ class MainWindow(QMainWindow):
         params: Mapping[str, object] | None = None,
         display_name: str = "",
         parent: QWidget | None = None,
+        colour: int = DEFAULT_COLOUR,
     ) -> None:
         super().__init__(parent)
-        self.display_name = display_name
+        self.display_name = display_name or "anonymous"
+        self.colour = colour
         self.replica = Replica()
-        self._members: dict[int, MemberState] = {}
         self._counter = itertools.count(1)
         self._leaving = False
         self._finished = False
         self._leave_timer: QTimer | None = None
+        self._switch_to: SessionSpec | None = None  # the session to join once this one ends
+        self._fingerprint_cache: BoardFingerprint | None = None
+        self._last_presence: tuple[object, ...] | None = None
+        self._presence_sent_at = 0.0
+        self.presences_sent = 0
 
         self.canvas = BoardCanvas(lambda: self.replica.board, self._next_op_id, self._send_op)
         # Nobody may draw before the transport says we joined: sending would fail, and a board
         # state may still be on its way.
         self.canvas.set_read_only(True)
         self.setCentralWidget(self.canvas)
+        self.canvas.colour = colour
 
-        self.transport: CoreDriver
-        self.carrier: MulticastCarrier
-        self.transport, self.carrier = open_transport(
-            transport_name,
-            net,
-            QtReactor(self),
-            self._on_event,
-            dict(params or {}),
-            on_finished=self._on_finished,
-        )
-        self.canvas.max_payload = self.transport.max_payload
-        self.transport_label = QLabel(f"{transport_name} · {net.group}")
+        self.members_panel = MembersPanel(self)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
+        self.transport_label = QLabel()
         self.members_label = QLabel()
+        self.agreement_label = QLabel()
         self.ops_label = QLabel()
-        for label in (self.transport_label, self.members_label, self.ops_label):
+        self.join_progress = QProgressBar()
+        self.join_progress.setMaximumWidth(160)
+        self.join_progress.setFormat("board %p%")
+        self.join_progress.hide()
+        self.statusBar().addWidget(self.join_progress)
+        for label in (
+            self.transport_label,
+            self.members_label,
+            self.agreement_label,
+            self.ops_label,
+        ):
             self.statusBar().addPermanentWidget(label)
         self._build_toolbar()
+        self._build_menus()
         title = "Whiteboard"
         self.setWindowTitle(f"{title} — {display_name}" if display_name else title)
+
+        self._presence_timer = QTimer(self)
+        self._presence_timer.timeout.connect(self._presence_tick)
+        self.transport: CoreDriver
+        self.carrier: MulticastCarrier
+        self._open_session(SessionSpec(transport_name, net, dict(params or {})))
+
+    # -- sessions ---------------------------------------------------------------------------
+
+    def _open_session(self, spec: SessionSpec) -> None:
+        self.spec = spec
+        self.transport, self.carrier = open_transport(
+            spec.transport,
+            spec.net,
+            QtReactor(self),
+            self._on_event,
+            dict(spec.params),
+            on_finished=self._on_finished,
+        )
+        self._finished = False
+        self._leaving = False
+        self.canvas.max_payload = self.transport.max_payload
+        me = self.transport.member_id
+        self.history = History(me)
+        self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)
+        self._presence_due = False
+        self.health.member_changed(me, MemberState.JOINING)
+        self.transport_label.setText(spec.describe())
+        self.resync_action.setEnabled(False)
         self._refresh_status()
         self.statusBar().showMessage("Joining…")
         self.transport.open()
 
-    # -- toolbar ----------------------------------------------------------------------------
+    def switch_session(self, spec: SessionSpec, fresh_board: bool = False) -> None:
+        """Leave this session cleanly and join ``spec`` (other settings, or the same one again
+        to resync: ``fresh_board`` then drops our board, to take the others' as it is)."""
+        self._switch_to = spec
+        self._fresh_board = fresh_board
+        self._presence_timer.stop()
+        self.canvas.set_read_only(True)
+        if self.transport.finished:
+            self._on_finished()
+        else:
+            self.statusBar().showMessage("Leaving the session…")
+            self.transport.close()
+
+    def resync(self) -> None:
+        """Take the board the others have (TR 90-1141 §3.4, RR-2100 §2.8): leave and join
+        again with an empty board, which the join fills with theirs."""
+        if self.spec.can_resync():
+            self.switch_session(self.spec, fresh_board=True)
+
+    # -- toolbar and menus ------------------------------------------------------------------
 
     def _build_toolbar(self) -> None:
         toolbar = QToolBar("Pen", self)
@@ -131,6 +211,39 @@ class MainWindow(QMainWindow):
         )
         toolbar.addWidget(self.width_box)
 
+    def _action(self, text: str, slot: Callable[[], object], *keys: QKeySequence) -> QAction:
+        action = QAction(text, self)
+        if keys:
+            action.setShortcuts(list(keys))
+            action.setToolTip(f"{text.replace('&', '').rstrip('…')} ({keys[0].toString()})")
+        action.triggered.connect(lambda _=False: slot())
+        self.addAction(action)  # shortcuts work with the menu bar hidden too
+        return action
+
+    def _build_menus(self) -> None:
+        keys = QKeySequence.StandardKey
+        edit = self.menuBar().addMenu("&Edit")
+        self.undo_action = self._action("&Undo", self.undo, QKeySequence(keys.Undo))
+        self.redo_action = self._action(
+            "&Redo", self.redo, QKeySequence(keys.Redo), QKeySequence("Ctrl+Y")
+        )
+        self.clear_action = self._action("&Clear board…", self.ask_clear_board)
+        edit.addActions([self.undo_action, self.redo_action])
+        edit.addSeparator()
+        edit.addAction(self.clear_action)
+        session = self.menuBar().addMenu("&Session")
+        self.resync_action = self._action("&Resync board from the others", self.resync)
+        self.resync_action.setToolTip(
+            "Leave and join again, taking the board the others have (when yours differs)"
+        )
+        session.addAction(self.resync_action)
+        session.addSeparator()
+        session.addAction(self._action("&Leave and close", self.close, QKeySequence(keys.Quit)))
+        view = self.menuBar().addMenu("&View")
+        members = self.members_panel.toggleViewAction()
+        members.setShortcut(QKeySequence("Ctrl+M"))
+        view.addAction(members)
+
     def set_colour(self, argb: int) -> None:
         self.canvas.colour = argb
         action = self.colour_actions.get(argb)
@@ -147,13 +260,96 @@ class MainWindow(QMainWindow):
         # this member id sent before.
         return OpId(self.transport.member_id, next(self._counter))
 
-    def _send_op(self, op: Op) -> None:
+    def _send_op(self, op: Op) -> bool:
         try:
             self.transport.send(encode_op(op))
         except (ValueError, RuntimeError) as exc:
             # Too big for the transport, or not in a session any more: say so, keep running.
             self.canvas.forget_pending(op.id)
+            self.history.forget(op.id)
             self.statusBar().showMessage(f"Could not send the drawing: {exc}", MESSAGE_MS)
+            return False
+        if isinstance(op, Clear):
+            self.history.record([op.id])  # the canvas's own ops come grouped: on_gesture
+        return True
+
+    def on_gesture(self, ops: list[OpId]) -> None:
+        """The canvas's ops of one user action (a live stroke's chunks, one erase...)."""
+        self.history.record(ops)
+
+    def undo(self) -> None:
+        if self.canvas.is_read_only():
+            return
+        for op in self.history.undo(self.replica.board, self._next_op_id):
+            self._send_op(op)
+
+    def redo(self) -> None:
+        if self.canvas.is_read_only():
+            return
+        for op in self.history.redo(self.replica.board, self._next_op_id):
+            self._send_op(op)
+
+    def ask_clear_board(self) -> None:
+        if self.canvas.is_read_only():
+            return
+        answer = QMessageBox.question(
+            self,
+            "Clear the board",
+            "Clear the board for everyone in the session?\n\nYou can undo it (Ctrl+Z).",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.clear_board()
+
+    def clear_board(self) -> None:
+        """A CLEAR op, like any other: everyone's board empties where it is ordered, and
+        undoing it brings back what it removed (docs/board-model.md)."""
+        self._send_op(Clear(self._next_op_id()))
+
+    # -- presence and health ----------------------------------------------------------------
+
+    def _fingerprint(self) -> BoardFingerprint:
+        board = self.replica.board
+        cached = self._fingerprint_cache
+        if cached is None or (cached.ops, cached.last_key) != (len(board), board.last_key):
+            # Hashing 10,000 strokes takes ~25 ms: only when the board changed.
+            cached = self._fingerprint_cache = BoardFingerprint.of(board)
+        return cached
+
+    def _counts(self) -> tuple[int, object]:
+        return len(self.replica.board), self.replica.board.last_key
+
+    def own_presence(self) -> Presence:
+        counters = self.transport.counters()
+        return Presence(
+            self.display_name[:40],
+            self.colour,
+            self._fingerprint(),
+            counters.get("nacks_sent", 0),
+            counters.get("retransmissions", 0),
+            counters.get("late_delivered", 0),
+        )
+
+    def _presence_tick(self, force: bool = False) -> None:
+        if self._leaving or self.canvas.is_read_only() or self.transport.finished:
+            return
+        now = time.monotonic()
+        self.health.check(self._counts(), now)
+        presence = self.own_presence()
+        state = (presence.board.ops, presence.board.last_key, presence.nacks_sent)
+        idle = state == self._last_presence
+        due = force or self._presence_due or not idle
+        if due or now - self._presence_sent_at >= IDLE_PRESENCE_MS / 1000:
+            self._presence_due = False
+            try:
+                self.transport.send(encode_presence(presence))
+            except (ValueError, RuntimeError):
+                return  # leaving: nothing to tell
+            self.presences_sent += 1
+            self._last_presence = state
+            self._presence_sent_at = now
+        self._refresh_status()
 
     # -- transport events -------------------------------------------------------------------
 
@@ -161,55 +357,96 @@ class MainWindow(QMainWindow):
         rejected_states = self.replica.stats.rejected_states
         change = self.replica.handle(event, self.transport)
         if isinstance(event, Delivered):
-            if change is None:
+            if isinstance(change, Presence):
+                self.health.presence(event.origin, change, self._counts(), time.monotonic())
+            elif change is None:
                 self.statusBar().showMessage(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
                     f"{self.replica.last_rejection}",
                     MESSAGE_MS,
                 )
             else:
+                if not change.duplicate:
+                    self.health.board_moved()
                 self.canvas.board_changed(change)
             self._refresh_status()
         elif isinstance(event, MemberChanged):
-            self._members[event.member] = event.state
+            if event.member not in self.health and event.state is not MemberState.LEFT:
+                self._presence_due = True  # a newcomer: tell it who we are soon
+            self.health.member_changed(event.member, event.state)
             self._refresh_status()
         elif isinstance(event, Ready):
+            self.join_progress.hide()
+            self.health.member_changed(self.transport.member_id, MemberState.ACTIVE)
             if not self._leaving:
                 self.canvas.set_read_only(False)
             self.statusBar().showMessage("Joined", 3000)
+            self._presence_timer.start(PRESENCE_MS)
+            self._presence_tick(force=True)
         elif isinstance(event, JoinProgress):
+            self.join_progress.setRange(0, max(1, event.total))
+            self.join_progress.setValue(event.received)
+            self.join_progress.show()
             self.statusBar().showMessage(
                 f"Joining: received {event.received} of {event.total} parts of the board…"
             )
         elif isinstance(event, BoardStateReceived):
             if self.replica.stats.rejected_states > rejected_states:
                 self.statusBar().showMessage(self.replica.last_rejection, MESSAGE_MS)
+            self.health.board_moved()
             self.canvas.board_changed(None)
             self._refresh_status()
         elif isinstance(event, Failure):
             # Reasons are written for people by the transports; the details are in the log.
             self.statusBar().showMessage(event.reason, MESSAGE_MS)
-        # ProtocolEvent: for the health panel and session logs, not shown here yet.
+        # ProtocolEvent: for the session logs.
 
     def member_count(self) -> int:
         """Members present (this one included): joining, active or suspected."""
-        return sum(1 for state in self._members.values() if state is not MemberState.LEFT)
+        return self.health.present()
 
     def _refresh_status(self) -> None:
-        suspected = sum(1 for s in self._members.values() if s is MemberState.SUSPECTED)
+        suspected = self.health.suspected()
         count = self.member_count()
         text = f"{count} member{'s' if count != 1 else ''}"
         if suspected:
             text += f" ({suspected} not heard from)"
         self.members_label.setText(text)
+        differing = self.health.differing()
+        if differing:
+            names = ", ".join(self.health.name_of(m) for m in differing[:3])
+            self.agreement_label.setText(f"⚠ board differs from {names}")
+            self.agreement_label.setToolTip("Session ▸ Resync board takes the others' board")
+        elif self.health.agreeing():
+            self.agreement_label.setText("✓ boards agree")
+            self.agreement_label.setToolTip("Compared by hash with the members' last presence")
+        else:
+            self.agreement_label.setText("")
+        self.resync_action.setEnabled(bool(differing) and self.spec.can_resync())
         ops = len(self.replica.board)
         self.ops_label.setText(f"{ops} op{'s' if ops != 1 else ''}")
+        self.members_panel.show_rows(self.health.rows(self._own_row_presence()))
+        self.undo_action.setEnabled(self.history.can_undo(self.replica.board))
+        self.redo_action.setEnabled(self.history.can_redo(self.replica.board))
+
+    def _own_row_presence(self) -> Presence | None:
+        counters = self.transport.counters()
+        return Presence(
+            self.display_name[:40],
+            self.colour,
+            BoardFingerprint(0, None, "0" * 64),  # our own board is not compared with itself
+            counters.get("nacks_sent", 0),
+            counters.get("retransmissions", 0),
+            counters.get("late_delivered", 0),
+        )
 
     # -- leaving ----------------------------------------------------------------------------
 
     def closeEvent(self, event: QCloseEvent) -> None:
+        self._switch_to = None  # closing wins over a pending switch
         if not self._leaving:
             self._leaving = True
+            self._presence_timer.stop()
             self.canvas.set_read_only(True)
             # Leave as the protocol says (a BYE, handing over a role...); on_finished follows,
             # at once for raw, after a few exchanges for others.
@@ -227,6 +464,11 @@ class MainWindow(QMainWindow):
 
     def _on_finished(self) -> None:
         self._finished = True
+        self._presence_timer.stop()
+        if self._switch_to is not None:
+            # Called from inside the old transport's pump: join once it has returned.
+            QTimer.singleShot(0, self._join_switched)
+            return
         if not self._leaving:
             # The transport ended the session by itself: drawing would go nowhere.
             self.canvas.set_read_only(True)
@@ -235,6 +477,21 @@ class MainWindow(QMainWindow):
             self._leave_timer.stop()
             # Called from inside the transport's pump: close once it has returned.
             QTimer.singleShot(0, self.close)
+
+    def _join_switched(self) -> None:
+        spec, self._switch_to = self._switch_to, None
+        if spec is None:
+            return
+        if self._fresh_board:
+            self.replica = Replica()
+            self._fingerprint_cache = None
+            self.canvas.board_changed(None)
+        try:
+            self._open_session(spec)
+        except (OSError, ValueError) as exc:
+            self.canvas.set_read_only(True)
+            QMessageBox.warning(self, "Whiteboard", f"Cannot join the session.\n\n{exc}")
+            self.statusBar().showMessage(f"Not in a session: {exc}")
 
     def _give_up_leaving(self) -> None:
         log.warning("the %s transport did not finish leaving in time", self.transport.name)
