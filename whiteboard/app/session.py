@@ -22,6 +22,10 @@ class SessionSpec:
     net: NetConfig
     params: Mapping[str, object] = field(default_factory=dict)
 
+    def is_viewer(self) -> bool:
+        """An MTP consumer: it receives and never sends (RFC 1301 §3.1.1)."""
+        return self.transport == "mtp" and self.params.get("role") == "consumer"
+
     def can_resync(self) -> bool:
         return self.transport in STATEFUL_TRANSPORTS
 

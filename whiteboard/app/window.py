@@ -378,6 +378,10 @@ class MainWindow(QMainWindow):
         elif isinstance(event, Ready):
             self.join_progress.hide()
             self.health.member_changed(self.transport.member_id, MemberState.ACTIVE)
+            if self.spec.is_viewer():
+                # An MTP consumer receives only (RFC 1301 §3.1.1): nothing to draw with.
+                self.statusBar().showMessage("Joined as a viewer: you see the board", 5000)
+                return
             if not self._leaving:
                 self.canvas.set_read_only(False)
             self.statusBar().showMessage("Joined", 3000)
