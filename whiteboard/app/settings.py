@@ -1,0 +1,495 @@
+"""What a person chooses before joining a board (transport, group, interface, name, colour,
+MTP role, protocol parameters), how it is checked, and how it is kept between runs.
+
+No widgets: the dialogs edit a :class:`SessionSettings`, and the app turns one into the
+:class:`~whiteboard.net.runtime.NetConfig` and transport parameters it opens a session with.
+Protocol parameters are checked by the transport's own params factory, so the settings never
+accept what the transport would then refuse."""
+
+from __future__ import annotations
+
+import getpass
+import importlib
+import ipaddress
+import json
+import logging
+import math
+import random
+import zlib
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cache
+
+from PySide6.QtCore import QSettings
+
+from whiteboard.app.interfaces import local_ipv4_addresses
+from whiteboard.net.runtime import NetConfig
+from whiteboard.net.sockets import GroupAddress
+
+log = logging.getLogger(__name__)
+
+ORGANIZATION = "Whiteboard"
+APPLICATION = "Whiteboard"
+
+TRANSPORTS: tuple[str, ...] = ("rmp", "mtp", "raw")
+PROFILES: tuple[str, ...] = ("lan", "seed")
+# The app's words for MTP's member classes (RFC 1301 §3.1.1): people host a board, draw on
+# it or watch it; they do not "master" or "consume" one.
+MTP_ROLES: dict[str, str] = {"host": "master", "producer": "producer", "viewer": "consumer"}
+DEFAULT_GROUP = "239.255.42.99:47999"
+DEFAULT_TTL = 1
+NAME_MAX = 40
+# The toolbar's colours but black (window.COLOURS): a default colour tells people apart, and
+# it is one the toolbar shows checked.
+PALETTE: tuple[int, ...] = (0xFFE53935, 0xFF1E88E5, 0xFF43A047, 0xFFFB8C00, 0xFF8E24AA)
+
+GROUP_MESSAGE = (
+    "Group must be a multicast address (224.0.0.0-239.255.255.255) and a port, "
+    f"like {DEFAULT_GROUP}"
+)
+TTL_MESSAGE = "TTL must be 0-255"
+NAME_MESSAGE = f"Name must be 1-{NAME_MAX} characters"
+
+
+def login_name() -> str:
+    try:
+        name = getpass.getuser().strip()
+    except (OSError, KeyError):
+        # No USER variable and no passwd entry (some containers): any name will do.
+        name = ""
+    return name[:NAME_MAX] or "anonymous"
+
+
+def colour_for_name(name: str) -> int:
+    """A palette colour picked by the name, the same on every machine and run (crc32: Python's
+    own string hash is salted per process)."""
+    return PALETTE[zlib.crc32(name.encode("utf-8")) % len(PALETTE)]
+
+
+def fresh_group(rng: random.Random | None = None) -> str:
+    """A random group for a new board, in 239.255.0.0/16 (IPv4 local scope, RFC 2365), on a
+    port below Linux's ephemeral range, where the members' own unicast sockets live."""
+    rng = rng or random.SystemRandom()
+    return f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}:{rng.randrange(20000, 32768)}"
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsProblem:
+    field: str  # a SessionSettings field name; "advanced.<transport>" for protocol parameters
+    message: str  # for a person: says what is wrong and what would be right
+
+
+# -- protocol parameters ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ParamField:
+    name: str
+    kind: type  # bool, int, float or str
+    choices: tuple[str, ...] = ()  # for str parameters
+
+
+@dataclass(frozen=True, slots=True)
+class TransportParamsSpec:
+    """A transport's parameters as the settings see them: the factory that checks a mapping,
+    each profile's values, and the fields a person may override."""
+
+    transport: str
+    build: Callable[[Mapping[str, object]], object]
+    profiles: Mapping[str, object]  # profile name -> the params dataclass instance
+    fields: tuple[ParamField, ...]
+
+    def default(self, profile: str, name: str) -> object:
+        return getattr(self.profiles[profile], name)
+
+
+# Parameters other settings own: MTP's role comes from the role setting and its group from the
+# session's group (the runtime sets it), so an override would contradict them.
+_HIDDEN: dict[str, frozenset[str]] = {"mtp": frozenset({"role", "group"})}
+_RESERVED = frozenset({"profile"})
+
+
+@cache
+def params_spec(transport: str) -> TransportParamsSpec:
+    """Imported on first use, as the transport registry does, so that the settings load in a
+    build without one of the protocol packages."""
+    if transport == "raw":
+        from whiteboard.transport.raw import RawParams
+
+        # raw has no profiles: the name is accepted and changes nothing.
+        base = RawParams()
+        return _spec("raw", RawParams.from_mapping, {p: base for p in PROFILES}, {})
+    if transport in ("rmp", "mtp"):
+        module = importlib.import_module(f"{transport}.params")
+        choices = {"transport_type": tuple(module.TRANSPORT_TYPES)} if transport == "mtp" else {}
+        return _spec(transport, module.params_from_mapping, module.PROFILES, choices)
+    raise ValueError(f"unknown transport {transport!r}")
+
+
+def _spec(
+    transport: str,
+    build: Callable[[Mapping[str, object]], object],
+    profiles: Mapping[str, object],
+    choices: Mapping[str, tuple[str, ...]],
+) -> TransportParamsSpec:
+    base = profiles[PROFILES[0]]
+    hidden = _HIDDEN.get(transport, frozenset())
+    # The kind comes from the profile's value, not the annotation (a string under
+    # `from __future__ import annotations`); bool first, as bool is an int.
+    param_fields = tuple(
+        ParamField(f.name, _kind(getattr(base, f.name)), choices.get(f.name, ()))
+        for f in fields(base)  # type: ignore[arg-type]
+        if f.name not in hidden
+    )
+    return TransportParamsSpec(transport, build, dict(profiles), param_fields)
+
+
+def _kind(value: object) -> type:
+    for kind in (bool, int, float):
+        if isinstance(value, kind):
+            return kind
+    return str
+
+
+def _advanced_problems(
+    advanced: object, profile: str
+) -> tuple[dict[str, dict[str, object]], list[SettingsProblem]]:
+    """The per-transport overrides that pass the transport's own factory, and a problem for
+    each transport whose overrides do not (with the factory's message)."""
+    if not isinstance(advanced, Mapping):
+        return {}, [SettingsProblem("advanced", "Advanced settings must be a table per transport")]
+    good: dict[str, dict[str, object]] = {}
+    problems: list[SettingsProblem] = []
+    # In the order the transports are offered, so messages come in a stable order.
+    order = {t: i for i, t in enumerate(TRANSPORTS)}
+    for transport, overrides in sorted(advanced.items(), key=lambda kv: order.get(kv[0], 99)):
+        where = f"advanced.{transport}"
+        if transport not in TRANSPORTS:
+            problems.append(SettingsProblem(where, f"No transport is called {transport!r}"))
+            continue
+        if not isinstance(overrides, Mapping) or not all(isinstance(k, str) for k in overrides):
+            problems.append(SettingsProblem(where, f"{transport} parameters must be named"))
+            continue
+        taken = sorted(set(overrides) & (_HIDDEN.get(transport, frozenset()) | _RESERVED))
+        if taken:
+            problems.append(
+                SettingsProblem(
+                    where,
+                    f"{transport} parameter {taken[0]} is set by the session settings "
+                    "(profile, MTP role, group), not as an advanced parameter",
+                )
+            )
+            continue
+        bad_number = next(
+            (k for k, v in overrides.items() if isinstance(v, float) and not math.isfinite(v)),
+            None,
+        )
+        if bad_number is not None:
+            problems.append(
+                SettingsProblem(where, f"{transport} parameter {bad_number} must be finite")
+            )
+            continue
+        try:
+            spec = params_spec(transport)
+            spec.build({"profile": profile, **overrides})
+        except ModuleNotFoundError:
+            problems.append(SettingsProblem(where, f"The {transport} transport is not installed"))
+            continue
+        except ValueError as exc:
+            problems.append(SettingsProblem(where, str(exc)))
+            continue
+        good[transport] = dict(overrides)
+    return good, problems
+
+
+# -- the settings -----------------------------------------------------------------------------
+
+
+def _default_colour() -> int:
+    return colour_for_name(login_name())
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSettings:
+    transport: str = "rmp"
+    group: str = DEFAULT_GROUP  # "ADDR:PORT"
+    iface: str = ""  # IPv4 address of a local interface; "" for the system's choice
+    ttl: int = DEFAULT_TTL  # multicast hops: 1 this network, 0 this computer
+    display_name: str = field(default_factory=login_name)
+    colour: int = field(default_factory=_default_colour)  # ARGB
+    mtp_role: str = "producer"  # a key of MTP_ROLES
+    profile: str = "lan"
+    # Protocol parameters that differ from the profile: {"rmp": {...}, "mtp": {...}}. Kept for
+    # every transport, so switching transport and back loses nothing; only the session's
+    # transport's are used. Treat as read-only (the dataclass is frozen, a dict is not).
+    advanced: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # A copy, so that the caller mutating its dict later does not change these settings.
+        if isinstance(self.advanced, Mapping):
+            copy = {t: dict(o) if isinstance(o, Mapping) else o for t, o in self.advanced.items()}
+            object.__setattr__(self, "advanced", copy)
+
+    def validate(self, local_addresses: Collection[str] | None = None) -> list[SettingsProblem]:
+        """Every problem, each with the field it is about; empty when the settings can be used.
+
+        ``local_addresses``: this machine's IPv4 addresses (default: asked of the system)."""
+        problems: list[SettingsProblem] = []
+        checks: list[tuple[str, str | None]] = [
+            ("transport", _transport_problem(self.transport)),
+            ("group", _group_problem(self.group)),
+            ("iface", _iface_problem(self.iface, local_addresses)),
+            ("ttl", _ttl_problem(self.ttl)),
+            ("display_name", _name_problem(self.display_name)),
+            ("colour", _colour_problem(self.colour)),
+            ("mtp_role", _role_problem(self.mtp_role)),
+            ("profile", _profile_problem(self.profile)),
+        ]
+        problems.extend(SettingsProblem(name, message) for name, message in checks if message)
+        if _profile_problem(self.profile) is None:  # else every transport would say so again
+            problems.extend(_advanced_problems(self.advanced, self.profile)[1])
+        return problems
+
+    def overrides(self, transport: str | None = None) -> dict[str, object]:
+        return dict(self.advanced.get(transport or self.transport, {}))
+
+    @property
+    def role(self) -> str:
+        """MTP's member class for this session (``master``, ``producer``, ``consumer``)."""
+        return MTP_ROLES[self.mtp_role]
+
+    def to_transport_params(self) -> dict[str, object]:
+        """The ``params`` mapping for the transport's factory (``open_transport``)."""
+        params: dict[str, object] = {"profile": self.profile, **self.overrides()}
+        if self.transport == "mtp":
+            params["role"] = self.role
+        return params
+
+    def net_config(self) -> NetConfig:
+        """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""
+        if (problem := _ttl_problem(self.ttl)) is not None:
+            raise ValueError(problem)
+        return NetConfig(
+            group=GroupAddress.parse(self.group), iface=self.iface or None, ttl=self.ttl
+        )
+
+
+def _transport_problem(value: object) -> str | None:
+    if value in TRANSPORTS:
+        return None
+    return f"Transport must be one of {', '.join(TRANSPORTS)}"
+
+
+def _group_problem(value: object) -> str | None:
+    if not isinstance(value, str):
+        return GROUP_MESSAGE
+    try:
+        GroupAddress.parse(value.strip())
+    except ValueError:
+        return GROUP_MESSAGE
+    return None if value == value.strip() else GROUP_MESSAGE
+
+
+def _iface_problem(value: object, local_addresses: Collection[str] | None) -> str | None:
+    if value == "":
+        return None
+    try:
+        address = str(ipaddress.IPv4Address(value))  # type: ignore[arg-type]
+    except ValueError:
+        return (
+            f"Interface {value!r} must be the IPv4 address of one of this computer's "
+            "interfaces, or empty for the system's choice"
+        )
+    local = local_ipv4_addresses() if local_addresses is None else local_addresses
+    if address not in local:
+        return f"Interface {address} is not on this machine; choose one from the list"
+    return None
+
+
+def _ttl_problem(value: object) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 255
+    return None if ok else TTL_MESSAGE
+
+
+def _name_problem(value: object) -> str | None:
+    if not isinstance(value, str) or not value.strip() or len(value) > NAME_MAX:
+        return NAME_MESSAGE
+    if not value.isprintable():
+        return "Name must not contain control characters"
+    return None
+
+
+def _colour_problem(value: object) -> str | None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0xFFFFFFFF
+    return None if ok else "Colour must be an ARGB value from 0 to 0xFFFFFFFF"
+
+
+def _role_problem(value: object) -> str | None:
+    return None if value in MTP_ROLES else f"MTP role must be one of {', '.join(MTP_ROLES)}"
+
+
+def _profile_problem(value: object) -> str | None:
+    return None if value in PROFILES else f"Profile must be one of {', '.join(PROFILES)}"
+
+
+# -- persistence ------------------------------------------------------------------------------
+
+_SECTION = "session"
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedSettings:
+    settings: SessionSettings
+    reset: tuple[SettingsProblem, ...]  # saved values that were unusable, now the defaults
+
+
+def default_qsettings() -> QSettings:
+    """The user's own settings store. Tests use ``QSettings(path, QSettings.Format.IniFormat)``."""
+    return QSettings(ORGANIZATION, APPLICATION)
+
+
+def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
+    qsettings.beginGroup(_SECTION)
+    try:
+        qsettings.setValue("transport", settings.transport)
+        qsettings.setValue("group", settings.group)
+        qsettings.setValue("iface", settings.iface)
+        qsettings.setValue("ttl", settings.ttl)
+        qsettings.setValue("display_name", settings.display_name)
+        # Hex text: readable in the file, and the same in every QSettings format.
+        qsettings.setValue("colour", f"#{settings.colour:08x}")
+        qsettings.setValue("mtp_role", settings.mtp_role)
+        qsettings.setValue("profile", settings.profile)
+        # JSON keeps the values' types, which an INI file would turn into strings.
+        qsettings.setValue("advanced", json.dumps(settings.advanced, sort_keys=True))
+    finally:
+        qsettings.endGroup()
+    qsettings.sync()
+
+
+def read_settings(
+    qsettings: QSettings, local_addresses: Collection[str] | None = None
+) -> LoadedSettings:
+    """The saved settings; a value that is missing is the default, and one that cannot be used
+    (a hand-edited file, an older version, an interface this machine no longer has) is the
+    default too, reported in ``reset``."""
+    defaults = SessionSettings()
+    values: dict[str, object] = {}
+    reset: list[SettingsProblem] = []
+    raw: dict[str, object] = {}
+    qsettings.beginGroup(_SECTION)
+    try:
+        for f in fields(SessionSettings):
+            if qsettings.contains(f.name):
+                raw[f.name] = qsettings.value(f.name)
+    finally:
+        qsettings.endGroup()
+
+    def take(
+        name: str, parse: Callable[[object], object], check: Callable[[object], str | None]
+    ) -> None:
+        if name not in raw:
+            return
+        try:
+            value = parse(raw[name])
+        except (TypeError, ValueError):
+            message = None
+        else:
+            message = check(value)
+            if message is None:
+                values[name] = value
+                return
+        reset.append(SettingsProblem(name, _reset_message(name, raw[name], message)))
+
+    take("transport", _text, _transport_problem)
+    take("group", _text, _group_problem)
+    take("iface", _text, lambda v: _iface_problem(v, local_addresses))
+    take("ttl", _whole_number, _ttl_problem)
+    take("display_name", _text, _name_problem)
+    take("colour", _argb, _colour_problem)
+    take("mtp_role", _text, _role_problem)
+    take("profile", _text, _profile_problem)
+    if "display_name" in values and "colour" not in values:
+        # Never chosen, or reset: the name's own colour, as for a new user of that name.
+        values["colour"] = colour_for_name(str(values["display_name"]))
+    if "advanced" in raw:
+        try:
+            stored = json.loads(_text(raw["advanced"]))
+        except (TypeError, ValueError):
+            stored = None
+        advanced, problems = _advanced_problems(stored, str(values.get("profile", "lan")))
+        values["advanced"] = advanced
+        reset.extend(
+            SettingsProblem(p.field, f"Saved advanced settings dropped: {p.message}")
+            for p in problems
+        )
+    settings = SessionSettings(**{**_as_kwargs(defaults), **values})
+    return LoadedSettings(settings, tuple(reset))
+
+
+def load_settings(
+    qsettings: QSettings, local_addresses: Collection[str] | None = None
+) -> SessionSettings:
+    """:func:`read_settings`, logging what was reset."""
+    loaded = read_settings(qsettings, local_addresses)
+    for problem in loaded.reset:
+        log.warning("settings: %s", problem.message)
+    return loaded.settings
+
+
+def _as_kwargs(settings: SessionSettings) -> dict[str, object]:
+    return {f.name: getattr(settings, f.name) for f in fields(settings)}
+
+
+def _text(value: object) -> str:
+    # An INI value with an unquoted comma comes back as a list: not text we wrote.
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+def _whole_number(value: object) -> int:
+    if isinstance(value, bool):
+        raise TypeError(value)
+    if isinstance(value, int):
+        return value
+    return int(_text(value).strip())
+
+
+def _argb(value: object) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    text = _text(value).strip()
+    return int(text.removeprefix("#"), 16)
+
+
+def _reset_message(name: str, value: object, problem: str | None) -> str:
+    why = f" ({problem})" if problem else ""
+    return f"The saved {name.replace('_', ' ')} {value!r} could not be used{why}; using the default"
+
+
+__all__ = [
+    "APPLICATION",
+    "DEFAULT_GROUP",
+    "GROUP_MESSAGE",
+    "MTP_ROLES",
+    "NAME_MAX",
+    "ORGANIZATION",
+    "PALETTE",
+    "PROFILES",
+    "TRANSPORTS",
+    "TTL_MESSAGE",
+    "LoadedSettings",
+    "ParamField",
+    "SessionSettings",
+    "SettingsProblem",
+    "TransportParamsSpec",
+    "colour_for_name",
+    "default_qsettings",
+    "fresh_group",
+    "load_settings",
+    "login_name",
+    "params_spec",
+    "read_settings",
+    "save_settings",
+]

@@ -1,0 +1,275 @@
+"""The first dialog: host a new board or join one, with the few settings that takes (name,
+transport, group) prefilled from last time, and the rest one click away.
+
+Hosting means something only to MTP, whose board needs one member to run it (the master,
+RFC 1301 §3.1.1): the host is that member. RMP and raw have no such member, so for them
+hosting and joining are the same session; hosting just suggests a fresh group, shown so the
+host can tell the others."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Collection, Sequence
+from dataclasses import replace
+
+from PySide6.QtCore import QSettings, Qt
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QFormLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from whiteboard.app.interfaces import InterfaceChoice
+from whiteboard.app.settings import (
+    NAME_MAX,
+    SessionSettings,
+    SettingsProblem,
+    default_qsettings,
+    fresh_group,
+    read_settings,
+    save_settings,
+)
+from whiteboard.app.settings_dialog import (
+    TRANSPORT_LABELS,
+    FieldWithError,
+    SettingsDialog,
+    combo,
+    error_label,
+    select,
+)
+
+# The fields this dialog shows; a problem with any other is fixed under "More settings…".
+_SHOWN = ("display_name", "transport", "group")
+
+
+class StartDialog(QDialog):
+    """``chosen()`` is the session to open once accepted, None if cancelled."""
+
+    def __init__(
+        self,
+        settings: SessionSettings | None = None,
+        parent: QWidget | None = None,
+        *,
+        reset: Sequence[SettingsProblem] = (),
+        rng: random.Random | None = None,
+        interfaces: Sequence[InterfaceChoice] | None = None,
+        local_addresses: Collection[str] | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Whiteboard")
+        self._base = settings or SessionSettings()
+        self._interfaces = interfaces
+        self._local_addresses = local_addresses
+        self._hosting = False
+        # Each mode keeps its own group, so looking at "Host" and back does not lose the
+        # group one was told to join, nor change the one offered to host on.
+        self._host_group = fresh_group(rng)
+        self._join_group = self._base.group
+        self._result: SessionSettings | None = None
+        self.more_dialog: SettingsDialog | None = None
+        self._build(reset)
+        self._show(self._base)
+
+    def _build(self, reset: Sequence[SettingsProblem]) -> None:
+        heading = QLabel("<b>Draw together on one board</b>", self)
+        self.host_radio = QRadioButton("&Host a new board", self)
+        self.join_radio = QRadioButton("&Join a board", self)
+        self.join_radio.setChecked(True)
+        modes = QButtonGroup(self)
+        modes.addButton(self.host_radio)
+        modes.addButton(self.join_radio)
+        self.host_radio.toggled.connect(self._mode_changed)
+
+        self.name_edit = QLineEdit(self)
+        self.name_edit.setMaxLength(NAME_MAX)
+        self.transport_box: QComboBox = combo(TRANSPORT_LABELS, self)
+        self.transport_box.currentIndexChanged.connect(self._refresh)
+        self.group_edit = QLineEdit(self)
+        self.group_edit.setPlaceholderText("239.255.42.99:47999")
+        self.group_edit.textChanged.connect(self._refresh)
+        self.rows: dict[str, FieldWithError] = {}
+        form = QFormLayout()
+        for key, label, editor in (
+            ("display_name", "Your &name", self.name_edit),
+            ("transport", "&Transport", self.transport_box),
+            ("group", "&Group", self.group_edit),
+        ):
+            self.rows[key] = FieldWithError(editor, self)
+            caption = QLabel(label, self)
+            caption.setBuddy(editor)
+            form.addRow(caption, self.rows[key])
+
+        self.hint_label = QLabel(self)
+        self.hint_label.setWordWrap(True)
+        # The host reads the group out or copies it to the others.
+        self.hint_label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.notice_label = QLabel(self)
+        self.notice_label.setWordWrap(True)
+        if reset:
+            self.notice_label.setText(
+                "Some saved settings could not be used and are back to their defaults:\n"
+                + "\n".join(p.message for p in reset)
+            )
+        self.notice_label.setVisible(bool(reset))
+        self.problems_label = error_label(self)
+        self.more_button = QPushButton("&More settings…", self)
+        self.more_button.clicked.connect(self.open_more_settings)
+        self.buttons = QDialogButtonBox(
+            QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
+        )
+        self.buttons.accepted.connect(self.accept)
+        self.buttons.rejected.connect(self.reject)
+        self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
+
+        layout = QVBoxLayout(self)
+        for widget in (heading, self.host_radio, self.join_radio):
+            layout.addWidget(widget)
+        layout.addLayout(form)
+        for widget in (self.hint_label, self.notice_label, self.more_button):
+            layout.addWidget(widget)
+        layout.addWidget(self.problems_label)
+        layout.addWidget(self.buttons)
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def hosting(self) -> bool:
+        return self._hosting
+
+    def _show(self, settings: SessionSettings) -> None:
+        self.name_edit.setText(settings.display_name)
+        select(self.transport_box, settings.transport)
+        self.group_edit.setText(settings.group)
+        self._refresh()
+
+    def _mode_changed(self) -> None:
+        hosting = self.host_radio.isChecked()
+        if hosting == self._hosting:
+            return
+        if self._hosting:
+            self._host_group = self.group_edit.text()
+        else:
+            self._join_group = self.group_edit.text()
+        self._hosting = hosting
+        self.group_edit.setText(self._host_group if hosting else self._join_group)
+        self._refresh()
+
+    def _set_hosting(self, hosting: bool) -> None:
+        (self.host_radio if hosting else self.join_radio).setChecked(True)
+
+    def _refresh(self) -> None:
+        transport = str(self.transport_box.currentData())
+        group = self.group_edit.text().strip()
+        name = transport.upper()
+        if self._hosting:
+            text = f"Tell the others to choose Join, {name} and the group {group}."
+            if transport == "mtp":
+                text = f"You run this board: it ends for everyone when you close it. {text}"
+            self.ok_button.setText("&Host")
+        else:
+            if transport == "mtp":
+                text = "An MTP board needs its host: join the group of a board someone hosts."
+            else:
+                text = "Join the group the person who started the board told you."
+            self.ok_button.setText("&Join")
+        self.hint_label.setText(text)
+
+    def collect(self) -> SessionSettings:
+        """The session as the dialog shows it (unchecked)."""
+        transport = str(self.transport_box.currentData())
+        role = self._base.mtp_role
+        if transport == "mtp":
+            # Hosting is being MTP's master; a joiner keeps a viewer's role if that is what
+            # they chose, and is otherwise a participant (a second master would be refused).
+            if self._hosting:
+                role = "host"
+            elif role == "host":
+                role = "producer"
+        return replace(
+            self._base,
+            display_name=self.name_edit.text().strip(),
+            transport=transport,
+            group=self.group_edit.text().strip(),
+            mtp_role=role,
+        )
+
+    def chosen(self) -> SessionSettings | None:
+        return self._result
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def accept(self) -> None:
+        settings = self.collect()
+        problems = settings.validate(self._local_addresses)
+        self._show_problems(problems)
+        if problems:
+            return  # stay open until the session can be opened
+        self._result = settings
+        super().accept()
+
+    def _show_problems(self, problems: Sequence[SettingsProblem]) -> None:
+        for key, row in self.rows.items():
+            row.set_error("\n".join(p.message for p in problems if p.field == key) or None)
+        hidden = [p.message for p in problems if p.field not in _SHOWN]
+        text = "\n".join(hidden)
+        if hidden:
+            text += "\nChange these under More settings…"
+        self.problems_label.setText(text)
+        self.problems_label.setVisible(bool(hidden))
+        first = next((self.rows[k].editor for k in _SHOWN if self.rows[k].error.text()), None)
+        if first is not None:
+            first.setFocus()
+
+    def open_more_settings(self) -> None:
+        """The full settings dialog, window-modal (``open``, not ``exec``: this dialog's own
+        event loop keeps running)."""
+        self.more_dialog = SettingsDialog(
+            self.collect(),
+            self,
+            interfaces=self._interfaces,
+            local_addresses=self._local_addresses,
+        )
+        self.more_dialog.accepted.connect(self._more_accepted)
+        self.more_dialog.open()
+
+    def _more_accepted(self) -> None:
+        assert self.more_dialog is not None
+        settings = self.more_dialog.session_settings()
+        if settings is None:
+            return
+        self._base = settings
+        if settings.transport == "mtp":
+            # The role chosen there is the mode here: the dialog must not show "Join" while
+            # the settings say host, or undo the role on OK.
+            self._set_hosting(settings.mtp_role == "host")
+        self._show(settings)
+        self._show_problems([])
+
+
+def choose_session(
+    qsettings: QSettings | None = None, parent: QWidget | None = None
+) -> SessionSettings | None:
+    """Load the saved settings, ask, save what was chosen. None if the person cancelled."""
+    store = qsettings if qsettings is not None else default_qsettings()
+    loaded = read_settings(store)
+    dialog = StartDialog(loaded.settings, parent, reset=loaded.reset)
+    try:
+        if dialog.exec() != QDialog.DialogCode.Accepted:
+            return None
+        chosen = dialog.chosen()
+    finally:
+        dialog.deleteLater()
+    if chosen is not None:
+        save_settings(store, chosen)
+    return chosen
+
+
+__all__ = ["StartDialog", "choose_session"]
