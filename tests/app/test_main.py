@@ -25,7 +25,7 @@ def errors(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     [
         (["--group", "10.0.0.1:5000"], "not a multicast address"),
         (["--group", "239.1.2.3"], "must be ADDR:PORT"),
-        (["--ttl", "300", "--iface", "127.0.0.1"], "TTL must be from 0 to 255"),
+        (["--ttl", "300", "--iface", "127.0.0.1"], "TTL must be 0-255"),
         (["--iface", "eth0"], "must be the IPv4 address"),
         # An address no interface here has: the kernel refuses it.
         (["--iface", "192.0.2.77", "--group", "239.255.200.201:47123"], "cannot"),

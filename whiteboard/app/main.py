@@ -3,34 +3,36 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import signal
 import sys
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication, QMessageBox
 
-from whiteboard.net.runtime import NetConfig
-from whiteboard.net.sockets import GroupAddress
+from whiteboard.app.settings import (
+    DEFAULT_GROUP,
+    MTP_ROLES,
+    SessionSettings,
+    colour_for_name,
+    login_name,
+)
 from whiteboard.transport.registry import TRANSPORT_MODULES
 
-DEFAULT_GROUP = "239.255.42.99:47999"
 EXIT_CANNOT_OPEN = 2
 
 
-def _login_name() -> str:
-    try:
-        return getpass.getuser()
-    except (OSError, KeyError):
-        # No USER variable and no passwd entry (some containers): any name will do.
-        return "anonymous"
+# Options that say which session to join: given any of them, the app joins it directly;
+# given none, it asks with the start dialog.
+SESSION_OPTIONS = ("--transport", "--group", "--iface", "--ttl", "--name", "--profile", "--role")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="whiteboard app", description="Open the shared whiteboard."
+        prog="whiteboard app",
+        description="Open the shared whiteboard. Without options it asks which session to "
+        "join (and remembers the answer); with any, it joins that session directly.",
     )
-    parser.add_argument("--transport", choices=list(TRANSPORT_MODULES), default="raw")
+    parser.add_argument("--transport", choices=list(TRANSPORT_MODULES), default="rmp")
     parser.add_argument(
         "--group",
         default=DEFAULT_GROUP,
@@ -49,9 +51,16 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="multicast hops (1: this network only, 0: this host only)",
     )
-    parser.add_argument("--name", default=_login_name(), help="your name on the board")
+    parser.add_argument("--name", default=login_name(), help="your name on the board")
     parser.add_argument(
         "--profile", choices=["lan", "seed"], default="lan", help="transport timer profile"
+    )
+    parser.add_argument(
+        "--role",
+        choices=list(MTP_ROLES),
+        default="producer",
+        help="with --transport mtp: host (the session's master: start it first), producer "
+        "(draws), or viewer (sees the board, cannot draw)",
     )
     return parser
 
@@ -72,15 +81,39 @@ def run_app(argv: list[str]) -> int:
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     app.setApplicationName("Whiteboard")
+    app.setOrganizationName("Whiteboard")
 
-    from whiteboard.app.window import MainWindow  # after QApplication: it builds widgets
+    from whiteboard.app.start_dialog import choose_session  # after QApplication: widgets
+    from whiteboard.app.window import MainWindow
 
+    settings: SessionSettings | None
+    if any(arg.split("=")[0] in SESSION_OPTIONS for arg in argv):
+        settings = SessionSettings(
+            transport=args.transport,
+            group=args.group,
+            iface=args.iface or "",
+            ttl=args.ttl,
+            display_name=args.name,
+            colour=colour_for_name(args.name),
+            mtp_role=args.role,
+            profile=args.profile,
+        )
+    else:
+        settings = choose_session()
+        if settings is None:
+            return 0  # the person cancelled: nothing to open
     try:
-        net = NetConfig(group=GroupAddress.parse(args.group), iface=args.iface, ttl=args.ttl)
-        window = MainWindow(args.transport, net, {"profile": args.profile}, args.name)
+        window = MainWindow(
+            settings.transport,
+            settings.net_config(),
+            settings.to_transport_params(),
+            settings.display_name,
+            colour=settings.colour,
+        )
     except (OSError, ValueError) as exc:  # TransportUnavailable is a ValueError
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")
         return EXIT_CANNOT_OPEN
+    window.settings = settings
     window.show()
     # Ctrl+C in the terminal closes the window, which leaves the session properly. The
     # handler may run between any two bytecodes (inside the transport's core, say), so it only

@@ -11,11 +11,13 @@ import itertools
 import logging
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import (
     QComboBox,
+    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -25,10 +27,21 @@ from PySide6.QtWidgets import (
 )
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
+from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
+from whiteboard.app.files import (
+    FILE_FILTER,
+    BoardFileError,
+    ensure_extension,
+    open_board,
+    save_board,
+)
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
+from whiteboard.app.importing import copies_of
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.session import SessionSpec
+from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
+from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
@@ -64,6 +77,8 @@ MESSAGE_MS = 15000  # how long a failure stays in the status bar
 # Presence (whiteboard/presence.py): sent on joining, then every PRESENCE_MS while our board or
 # counters change, and every IDLE_PRESENCE_MS otherwise, so an idle session stays quiet (an MTP
 # master may hibernate) yet a newcomer learns names within seconds.
+IMPORT_BATCH = 200  # ops of an opened file sent at a time, every IMPORT_BATCH_MS
+IMPORT_BATCH_MS = 20
 PRESENCE_MS = 2000
 IDLE_PRESENCE_MS = 10000
 # How long a board difference must last, neither board moving, to be believed
@@ -100,6 +115,12 @@ class MainWindow(QMainWindow):
         self._last_presence: tuple[object, ...] | None = None
         self._presence_sent_at = 0.0
         self.presences_sent = 0
+        self._import_queue: list[Op] = []
+        self._import_timer = QTimer(self)
+        self._import_timer.timeout.connect(self._send_import_batch)
+        # The settings this window was opened with, if it came from them (main.py sets it):
+        # the settings dialog starts from them.
+        self.settings: SessionSettings | None = None
 
         self.canvas = BoardCanvas(lambda: self.replica.board, self._next_op_id, self._send_op)
         # Nobody may draw before the transport says we joined: sending would fail, and a board
@@ -222,6 +243,22 @@ class MainWindow(QMainWindow):
 
     def _build_menus(self) -> None:
         keys = QKeySequence.StandardKey
+        file = self.menuBar().addMenu("&File")
+        self.open_action = self._action(
+            "&Open board…", self.ask_open_board, QKeySequence(keys.Open)
+        )
+        self.save_action = self._action(
+            "&Save board…", self.ask_save_board, QKeySequence(keys.Save)
+        )
+        self.export_action = self._action(
+            "&Export board…", self.ask_export_board, QKeySequence("Ctrl+E")
+        )
+        self.export_view_action = self._action(
+            "Export &visible area…", lambda: self.ask_export_board(visible=True)
+        )
+        file.addActions([self.open_action, self.save_action])
+        file.addSeparator()
+        file.addActions([self.export_action, self.export_view_action])
         edit = self.menuBar().addMenu("&Edit")
         self.undo_action = self._action("&Undo", self.undo, QKeySequence(keys.Undo))
         self.redo_action = self._action(
@@ -232,6 +269,10 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         edit.addAction(self.clear_action)
         session = self.menuBar().addMenu("&Session")
+        self.settings_action = self._action(
+            "&Settings…", self.open_settings, QKeySequence(keys.Preferences), QKeySequence("Ctrl+,")
+        )
+        session.addAction(self.settings_action)
         self.resync_action = self._action("&Resync board from the others", self.resync)
         self.resync_action.setToolTip(
             "Leave and join again, taking the board the others have (when yours differs)"
@@ -269,8 +310,6 @@ class MainWindow(QMainWindow):
             self.history.forget(op.id)
             self.statusBar().showMessage(f"Could not send the drawing: {exc}", MESSAGE_MS)
             return False
-        if isinstance(op, Clear):
-            self.history.record([op.id])  # the canvas's own ops come grouped: on_gesture
         return True
 
     def on_gesture(self, ops: list[OpId]) -> None:
@@ -305,7 +344,120 @@ class MainWindow(QMainWindow):
     def clear_board(self) -> None:
         """A CLEAR op, like any other: everyone's board empties where it is ordered, and
         undoing it brings back what it removed (docs/board-model.md)."""
-        self._send_op(Clear(self._next_op_id()))
+        clear = Clear(self._next_op_id())
+        if self._send_op(clear):
+            self.history.record([clear.id])
+
+    # -- files ------------------------------------------------------------------------------
+
+    def ask_save_board(self) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Save board", "", FILE_FILTER)
+        if path:
+            self.save_board_to(ensure_extension(Path(path)))
+
+    def save_board_to(self, path: Path) -> bool:
+        try:
+            save_board(path, self.replica.board, title=self.windowTitle())
+        except BoardFileError as exc:
+            QMessageBox.warning(self, "Save board", str(exc))
+            return False
+        self.statusBar().showMessage(f"Saved {path.name}", MESSAGE_MS)
+        return True
+
+    def ask_open_board(self) -> None:
+        if self.canvas.is_read_only():
+            self.statusBar().showMessage("Join a session before opening a board", MESSAGE_MS)
+            return
+        path, _ = QFileDialog.getOpenFileName(self, "Open board", "", FILE_FILTER)
+        if not path:
+            return
+        answer = QMessageBox.question(
+            self,
+            "Open board",
+            "Replace the board for everyone in the session with this file's?\n\n"
+            "It is cleared, then what the file shows is drawn as yours. Undo brings the "
+            "board back.",
+            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
+            QMessageBox.StandardButton.Cancel,
+        )
+        if answer == QMessageBox.StandardButton.Yes:
+            self.open_board_from(Path(path))
+
+    def open_board_from(self, path: Path) -> bool:
+        """Replace the shared board with the file's picture (whiteboard/app/importing.py).
+        A file that cannot be read changes nothing."""
+        try:
+            opened = open_board(path)
+        except BoardFileError as exc:
+            QMessageBox.warning(self, "Open board", str(exc))
+            return False
+        clear = Clear(self._next_op_id())
+        plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
+        self._import_queue = [clear, *plan.ops]
+        self.history.record([clear.id, *(op.id for op in plan.ops)])
+        note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
+        self.statusBar().showMessage(f"Opening {path.name}{note}…", MESSAGE_MS)
+        self._send_import_batch()
+        if self._import_queue:
+            self._import_timer.start(IMPORT_BATCH_MS)
+        return True
+
+    def _send_import_batch(self) -> None:
+        """A file's ops go out a batch at a time, so a big board neither fills the
+        transport's send queue nor freezes the window."""
+        batch, self._import_queue = (
+            self._import_queue[:IMPORT_BATCH],
+            self._import_queue[IMPORT_BATCH:],
+        )
+        for op in batch:
+            if not self._send_op(op):
+                self._import_queue = []
+                break
+        if not self._import_queue:
+            self._import_timer.stop()
+
+    def ask_export_board(self, visible: bool = False) -> None:
+        path, _ = QFileDialog.getSaveFileName(self, "Export board", "", EXPORT_FILTER)
+        if path:
+            self.export_board_to(Path(path), visible)
+
+    def export_board_to(self, path: Path, visible: bool = False) -> bool:
+        area = self.canvas.visible_board_rect() if visible else None
+        try:
+            done = export_board(path, self.replica.board, area=area)
+        except ExportError as exc:
+            QMessageBox.warning(self, "Export board", str(exc))
+            return False
+        self.statusBar().showMessage(
+            f"Exported {path.name} ({done.width} x {done.height})", MESSAGE_MS
+        )
+        return True
+
+    # -- settings ---------------------------------------------------------------------------
+
+    def open_settings(self) -> None:
+        current = self.settings or load_settings(default_qsettings())
+        chosen = edit_settings(current, self)
+        if chosen is None:
+            return
+        save_settings(default_qsettings(), chosen)
+        self.apply_settings(chosen)
+
+    def apply_settings(self, chosen: SessionSettings) -> None:
+        """Take new settings: name and colour at once; another transport, group or
+        parameters by leaving this session cleanly and joining that one."""
+        previous, self.settings = self.settings, chosen
+        self.display_name = chosen.display_name
+        self.colour = chosen.colour
+        self.canvas.colour = chosen.colour
+        self._presence_due = True
+        try:
+            spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
+        except ValueError as exc:
+            QMessageBox.warning(self, "Settings", str(exc))
+            return
+        if previous is None or spec != self.spec:
+            self.switch_session(spec)
 
     # -- presence and health ----------------------------------------------------------------
 
