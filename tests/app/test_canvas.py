@@ -1,16 +1,34 @@
-"""The canvas on its own: painting every kind of object, and drawing with the mouse."""
+"""The canvas on its own: painting every kind of object, drawing with the mouse, the view
+(zoom, pan), and showing changes and pending ops through its caches."""
 
 from __future__ import annotations
 
 import itertools
+import random
 
-from PySide6.QtCore import QPoint, Qt
-from PySide6.QtGui import QColor, QImage
+import pytest
+from PySide6.QtCore import QPoint, QPointF, Qt
+from PySide6.QtGui import QColor, QImage, QWheelEvent
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from whiteboard.app.canvas import BACKGROUND, BoardCanvas
-from whiteboard.board import Board, Move, Op, OpId, OpKind, Shape, Stroke, Text, Tool
+from whiteboard.app.canvas import BACKGROUND, WHEEL_PAN_PER_NOTCH, BoardCanvas
+from whiteboard.app.view import ZOOM_STEP
+from whiteboard.board import (
+    Board,
+    Erase,
+    Move,
+    Op,
+    OpId,
+    OpKind,
+    Shape,
+    Stroke,
+    Text,
+    Tool,
+    Undo,
+    synthetic_op,
+)
 
 RED = 0xFFFF0000
 BLUE = 0xFF0000FF
@@ -131,3 +149,256 @@ def test_a_click_is_a_dot(qtbot: QtBot) -> None:
     qtbot.waitExposed(canvas)
     drag(canvas, [(33, 44), (33, 44)])
     assert [op.points for op in sent if isinstance(op, Stroke)] == [(33.0, 44.0)]
+
+
+# -- a canvas wired to a board, as the window does ---------------------------------------------
+
+
+class Session:
+    """A canvas on a local board with a stand-in transport: every op the canvas sends is
+    applied at the next order key, at once (like RMP) or when :meth:`deliver` is called
+    (like MTP's later acceptance)."""
+
+    def __init__(self, qtbot: QtBot, *, immediate: bool = True, size: tuple[int, int] = (400, 300)):
+        self.board = Board()
+        self.sent: list[Op] = []
+        self.gestures: list[list[OpId]] = []
+        self.held: list[Op] = []
+        self.immediate = immediate
+        self._keys = itertools.count(1)
+        counter = itertools.count(1)
+        self.canvas = BoardCanvas(lambda: self.board, lambda: OpId(42, next(counter)), self._sent)
+        self.canvas.on_gesture = self.gestures.append
+        qtbot.addWidget(self.canvas)
+        self.canvas.resize(*size)
+        self.canvas.show()
+        qtbot.waitExposed(self.canvas)
+
+    def _sent(self, op: Op) -> None:
+        self.sent.append(op)
+        if self.immediate:
+            self.apply(op)
+        else:
+            self.held.append(op)
+
+    def apply(self, op: Op, key: tuple[int, ...] | None = None) -> None:
+        change = self.board.apply(key if key is not None else (10 * next(self._keys),), op)
+        self.canvas.board_changed(change)
+
+    def deliver(self) -> None:
+        held, self.held = self.held, []
+        for op in held:
+            self.apply(op)
+
+    def image(self) -> QImage:
+        self.canvas.finish_rendering()
+        return self.canvas.grab().toImage()
+
+
+def same_image(a: QImage, b: QImage, tolerance: int = 0) -> bool:
+    assert a.size() == b.size()
+    a = a.convertToFormat(QImage.Format.Format_ARGB32)
+    b = b.convertToFormat(QImage.Format.Format_ARGB32)
+    if tolerance == 0:
+        return a == b
+    for y in range(a.height()):
+        for x in range(a.width()):
+            ca, cb = a.pixelColor(x, y), b.pixelColor(x, y)
+            if (
+                max(
+                    abs(ca.red() - cb.red()),
+                    abs(ca.green() - cb.green()),
+                    abs(ca.blue() - cb.blue()),
+                )
+                > tolerance
+            ):
+                return False
+    return True
+
+
+def rgb(argb: int) -> int:
+    return QColor.fromRgba(argb).rgb()
+
+
+def test_zoom_doubles_the_painted_size(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    session.apply(Shape(OpId(1, 1), OpKind.RECT, 20.0, 20.0, 60.0, 40.0, RED, 2.0, fill=BLUE))
+    image = session.image()
+    assert pixel(image, 40, 30).rgb() == rgb(BLUE)
+    assert is_background(pixel(image, 100, 70))
+    session.canvas.zoom_by(2.0, QPointF(0.0, 0.0))
+    assert session.canvas.zoom == 2.0
+    shown = session.canvas.visible_board_rect()
+    assert (shown.x(), shown.y(), shown.width(), shown.height()) == (0.0, 0.0, 200.0, 150.0)
+    image = session.image()
+    # (20, 20)-(60, 40) on the board is (40, 40)-(120, 80) on screen, outline included.
+    assert pixel(image, 80, 60).rgb() == rgb(BLUE)
+    assert pixel(image, 110, 75).rgb() == rgb(BLUE)
+    assert pixel(image, 40, 60).rgb() == rgb(RED)  # left edge, 4 px wide now
+    assert pixel(image, 120, 60).rgb() == rgb(RED)
+    assert is_background(pixel(image, 130, 60)) and is_background(pixel(image, 80, 90))
+
+
+def test_ctrl_wheel_zooms_about_the_pointer_and_the_wheel_pans(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    canvas = session.canvas
+    anchor = QPointF(150.0, 100.0)
+    before = canvas.view.to_board(anchor.x(), anchor.y())
+    wheel(canvas, anchor, 120, Qt.KeyboardModifier.ControlModifier)
+    assert canvas.zoom == pytest.approx(ZOOM_STEP)
+    after = canvas.view.to_board(anchor.x(), anchor.y())
+    # The offset is rounded to whole device pixels: the point moves by less than one.
+    assert after == pytest.approx(before, abs=1.0 / canvas.zoom)
+    zoom = canvas.zoom
+    wheel(canvas, anchor, -120)  # a notch down scrolls the board up
+    assert canvas.zoom == zoom
+    assert canvas.view.to_board(anchor.x(), anchor.y())[1] == pytest.approx(
+        after[1] + WHEEL_PAN_PER_NOTCH / zoom, abs=1.0
+    )
+
+
+def wheel(
+    canvas: BoardCanvas,
+    at: QPointF,
+    delta: int,
+    modifiers: Qt.KeyboardModifier = Qt.KeyboardModifier.NoModifier,
+) -> None:
+    event = QWheelEvent(
+        at,
+        canvas.mapToGlobal(at),
+        QPoint(),
+        QPoint(0, delta),
+        Qt.MouseButton.NoButton,
+        modifiers,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QApplication.sendEvent(canvas, event)
+
+
+def test_zoom_keys(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    canvas = session.canvas
+    session.apply(Shape(OpId(1, 1), OpKind.RECT, 1000.0, 1000.0, 3000.0, 2000.0, RED, 2.0))
+    ctrl = Qt.KeyboardModifier.ControlModifier
+    QTest.keyClick(canvas, Qt.Key.Key_Equal, ctrl)
+    assert canvas.zoom == pytest.approx(ZOOM_STEP)
+    QTest.keyClick(canvas, Qt.Key.Key_Minus, ctrl)
+    QTest.keyClick(canvas, Qt.Key.Key_Minus, ctrl)
+    assert canvas.zoom == pytest.approx(1.0 / ZOOM_STEP)
+    QTest.keyClick(canvas, Qt.Key.Key_0, ctrl)
+    assert canvas.zoom == 1.0
+    QTest.keyClick(canvas, Qt.Key.Key_9, ctrl)
+    # The rectangle fills the width but for the margins: (400 - 48) / 2002.
+    assert canvas.zoom == pytest.approx(352.0 / 2002.0)
+    x0, y0, x1, y1 = canvas.view.rect_to_widget((999.0, 999.0, 3001.0, 2001.0))
+    assert x0 == pytest.approx(24.0, abs=1.0) and x1 == pytest.approx(376.0, abs=1.0)
+    assert (y0 + y1) / 2.0 == pytest.approx(150.0, abs=1.0)  # centred
+    QTest.keyClick(canvas, Qt.Key.Key_0, ctrl)
+    QTest.keyClick(canvas, Qt.Key.Key_Exclam, Qt.KeyboardModifier.ShiftModifier)  # Shift+1
+    assert canvas.zoom == pytest.approx(352.0 / 2002.0)
+
+
+def test_space_drag_and_middle_drag_pan_without_drawing(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    canvas = session.canvas
+    QTest.keyPress(canvas, Qt.Key.Key_Space)
+    drag(canvas, [(100, 100), (130, 110), (150, 120)])
+    QTest.keyRelease(canvas, Qt.Key.Key_Space)
+    assert session.sent == []
+    # The offset is kept on whole device pixels: exact at ratios 1 and 2, within a pixel else.
+    assert canvas.view.to_widget(0.0, 0.0) == pytest.approx((50.0, 20.0), abs=1.0)
+    middle, none = Qt.MouseButton.MiddleButton, Qt.KeyboardModifier.NoModifier
+    QTest.mousePress(canvas, middle, none, QPoint(50, 50))
+    QTest.mouseMove(canvas, QPoint(40, 45))
+    QTest.mouseRelease(canvas, middle, none, QPoint(40, 45))
+    assert canvas.view.to_widget(0.0, 0.0) == pytest.approx((40.0, 15.0), abs=1.0)
+    assert session.sent == []
+    # The pen draws again, where the board now is.
+    drag(canvas, [(60, 60), (80, 60)])
+    [stroke] = session.sent
+    x0, y0 = canvas.view.to_board(60.0, 60.0)
+    x1, y1 = canvas.view.to_board(80.0, 60.0)
+    assert isinstance(stroke, Stroke) and stroke.points == (x0, y0, x1, y1)
+
+
+def test_what_is_shown_after_many_changes_equals_a_fresh_rendering(qtbot: QtBot) -> None:
+    """The tiles are patched change by change; they must show what rendering the final board
+    from scratch shows, pixel for pixel."""
+    rng = random.Random(3)
+    session = Session(qtbot, size=(360, 260))
+    canvas = session.canvas
+    canvas.zoom_by(0.3, QPointF(0.0, 0.0))
+    session.image()
+    ops = [synthetic_op(1 + i % 3, i, rng) for i in range(150)]
+    for i, op in enumerate(ops):
+        session.apply(op, (100 * (i + 1),))
+    session.image()
+    drawn = [op.id for op in ops if isinstance(op, Stroke | Shape | Text)]
+    later: list[tuple[tuple[int, ...], Op]] = [
+        # Late strokes, under others.
+        *((((100 * rng.randrange(1, 150) + 7),), synthetic_op(7, i, rng)) for i in range(6)),
+        ((100_000,), Erase(OpId(8, 1), tuple(rng.sample(drawn, 5)))),
+        ((100_001,), Move(OpId(8, 2), tuple(rng.sample(drawn, 5)), 120.0, -40.0)),
+        ((5_050,), Move(OpId(8, 3), (drawn[3],), -30.0, 10.0)),  # a late move
+        ((100_002,), Undo(OpId(1, 10_000), drawn[0])),
+    ]
+    for key, op in later:
+        session.apply(op, key)
+        session.image()
+    canvas.pan_by(-37.0, 21.0)
+    incremental = session.image()
+
+    fresh = BoardCanvas(lambda: session.board, lambda: OpId(9, 1))
+    qtbot.addWidget(fresh)
+    fresh.resize(360, 260)
+    fresh.set_view(canvas.view)
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    fresh.finish_rendering()
+    assert same_image(incremental, fresh.grab().toImage(), tolerance=2)
+
+
+def test_a_pending_move_and_erase_show_their_effect_until_delivered(qtbot: QtBot) -> None:
+    session = Session(qtbot, immediate=False)
+    canvas = session.canvas
+    a = Stroke(OpId(1, 1), (20.0, 20.0, 100.0, 20.0), RED, 6.0)
+    b = Stroke(OpId(1, 2), (20.0, 60.0, 100.0, 60.0), BLUE, 6.0)
+    session.apply(a)
+    session.apply(b)
+    canvas.send(Move(OpId(42, 100), (a.id,), 0.0, 100.0))
+    canvas.send(Erase(OpId(42, 101), (b.id,)))
+    image = session.image()
+    assert is_background(pixel(image, 60, 20)) and pixel(image, 60, 120).rgb() == rgb(RED)
+    assert is_background(pixel(image, 60, 60))
+    assert canvas.pending_ops() == (OpId(42, 100), OpId(42, 101))
+    session.deliver()
+    image = session.image()
+    assert canvas.pending_ops() == ()
+    assert is_background(pixel(image, 60, 20)) and pixel(image, 60, 120).rgb() == rgb(RED)
+    assert is_background(pixel(image, 60, 60))
+
+
+def test_a_pending_op_that_failed_is_forgotten(qtbot: QtBot) -> None:
+    session = Session(qtbot, immediate=False)
+    canvas = session.canvas
+    a = Stroke(OpId(1, 1), (20.0, 20.0, 100.0, 20.0), RED, 6.0)
+    session.apply(a)
+    canvas.send(Move(OpId(42, 100), (a.id,), 0.0, 100.0))
+    canvas.send(Shape(OpId(42, 101), OpKind.RECT, 200.0, 200.0, 300.0, 250.0, BLUE, 4.0))
+    canvas.forget_pending(OpId(42, 100))
+    canvas.forget_pending(OpId(42, 101))
+    image = session.image()
+    assert pixel(image, 60, 20).rgb() == rgb(RED) and is_background(pixel(image, 60, 120))
+    assert is_background(pixel(image, 200, 225))
+
+
+def test_a_whole_new_board_replaces_what_is_shown(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    session.apply(Stroke(OpId(1, 1), (20.0, 20.0, 100.0, 20.0), RED, 6.0))
+    session.image()
+    session.board = Board()
+    session.board.apply((1,), Stroke(OpId(2, 1), (20.0, 60.0, 100.0, 60.0), BLUE, 6.0))
+    session.canvas.board_changed(None)
+    image = session.image()
+    assert is_background(pixel(image, 60, 20)) and pixel(image, 60, 60).rgb() == rgb(BLUE)

@@ -1,36 +1,131 @@
-"""The board widget: paints a board's visible objects and turns left-button drags into
-Stroke ops.
+"""The board widget: shows a board through a pannable, zoomable view and turns the current
+tool's gestures into ops.
 
 It never applies its own ops: it hands them to ``on_local_op`` and the transport delivers them
 back like anyone else's, so this board and every other one apply the same ops in the same
-order. Until then a sent stroke is painted as *pending*, so drawing never blinks even on a
-transport that delivers after a round trip.
+order. Until then a sent op is shown as *pending*: a drawing is painted over the board, a
+move shows its objects moved and an erase hides them, so nothing blinks even on a transport
+that delivers after a round trip.
 
-Board coordinates are the widget's logical coordinates (no pan or zoom yet). Qt scales logical
-coordinates to device pixels itself, so painting is sharp on HiDPI screens.
+What is shown is kept in three layers, so that a 10,000-stroke board stays fluid:
+
+* the *scene* (:class:`~whiteboard.app.hit.Scene`): every shown object with its shown offset
+  and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`;
+* the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
+  the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
+  late op repaints only its own rectangle;
+* the *overlay*, painted every frame: pending drawings, objects a tool has lifted (dimmed by
+  the eraser, dragged by select) and the tool's preview.
+
+Input: the left button uses the tool; the middle button, or the left with Space held, pans.
+The wheel pans (trackpads scroll both ways; Shift turns a mouse wheel sideways) and
+Ctrl+wheel zooms about the pointer, as in most drawing programs; a pinch zooms too. Keys
+(when the canvas has focus): Ctrl+= and Ctrl+- zoom, Ctrl+0 shows 100%, Ctrl+9 or Shift+1
+fits the content; Delete, Backspace and Escape go to the tool.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+import math
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import (
+    QColor,
+    QFocusEvent,
+    QKeyEvent,
+    QMouseEvent,
+    QNativeGestureEvent,
+    QPainter,
+    QPaintEvent,
+    QTransform,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import QWidget
 
-from whiteboard.app.render import Geometry, geometry, paint_op, round_pen, smooth_path
-from whiteboard.app.strokes import Point, clamp_point, simplify, stroke_ops
-from whiteboard.board import MAX_OP_BYTES, Board, Change, DrawingOp, Op, OpId, Stroke, Tool
+from whiteboard.app.hit import Item, Scene, ZOrder
+from whiteboard.app.render import TILE, TileCache, TileKey, bounds, paint_object, text_box
+from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
+from whiteboard.app.view import (
+    ZOOM_STEP,
+    Rect,
+    View,
+    board_transform,
+    fit,
+    rect_inflated,
+    rect_union,
+    wheel_zoom_factor,
+)
+from whiteboard.board import (
+    MAX_OP_BYTES,
+    Board,
+    Change,
+    Erase,
+    Move,
+    Op,
+    OpId,
+    Shape,
+    Stroke,
+    Text,
+)
 
 BACKGROUND = QColor(255, 255, 255)
 DEFAULT_COLOUR = 0xFF000000
 DEFAULT_WIDTH = 3.0
+DEFAULT_FONT_SIZE = 24.0
+LIVE_INTERVAL_MS = 50
+
+# Rendering tiles inside one paint stops after this long: the rest is done between events.
+FRAME_BUDGET_S = 0.006
+STEP_BUDGET_S = 0.008
+# After a zoom step the old tiles are shown stretched for this long before rendering at the
+# new scale starts: a wheel turn is many steps, and tiles for the scales in between would be
+# thrown away.
+ZOOM_SETTLE_S = 0.12
+# A wheel notch (120 eighths of a degree) pans this many pixels.
+WHEEL_PAN_PER_NOTCH = 60.0
+# Widget pixels around a repainted rectangle: antialiasing and the selection's dashed box.
+REFRESH_PAD = 6.0
+# Past this many changed rectangles, one rectangle around them all is repainted instead.
+MAX_DIRTY_RECTS = 16
+# Tiles kept beyond those in view and the ring around them.
+SPARE_TILES = 16
+
+# Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
+_PENDING_FIRST = 2**64
 
 BoardSource = Callable[[], Board]
 OpSink = Callable[[Op], None]
+GestureSink = Callable[[list[OpId]], None]
+_Before = dict[OpId, tuple[Item | None, bool]]
+
+_CURSORS = {
+    ToolKind.TEXT: Qt.CursorShape.IBeamCursor,
+    ToolKind.SELECT: Qt.CursorShape.ArrowCursor,
+}
+
+
+def _targets(op: Op) -> tuple[OpId, ...]:
+    """The objects whose showing an op changes while it is pending."""
+    if isinstance(op, Stroke | Shape | Text):
+        return (op.id,)
+    if isinstance(op, Erase | Move):
+        return op.targets
+    return ()
 
 
 class BoardCanvas(QWidget):
+    """See the module docstring. Public state: ``tool``, ``colour``, ``width``, ``fill``,
+    ``font_size``, ``live_chunks``, ``live_interval_ms``, ``max_payload``, ``on_local_op``,
+    ``on_gesture``; ``view``, ``selection``."""
+
+    tool_changed = Signal(object)  # the new ToolKind
+    view_changed = Signal()  # zoom or pan: for a zoom indicator
+    selection_changed = Signal()
+
     def __init__(
         self,
         board_source: BoardSource,
@@ -43,19 +138,54 @@ class BoardCanvas(QWidget):
         self._board_source = board_source
         self._next_op_id = next_op_id
         self.on_local_op = on_local_op
-        # Long strokes are split so that each op fits one payload of the transport.
+        # Called with the ids of each finished gesture (a stroke's chunks, one erase...), so
+        # the undo history can take it back as a whole.
+        self.on_gesture: GestureSink | None = None
+        # Ops are split so that each fits one payload of the transport.
         self.max_payload = MAX_OP_BYTES
         self.colour = DEFAULT_COLOUR
         self.width = DEFAULT_WIDTH
-        self.tool = Tool.PEN
+        self.fill = 0  # ARGB fill of rectangles and ellipses; 0 = none
+        self.font_size = DEFAULT_FONT_SIZE
+        # Send a stroke in chunks while it is drawn (a transport that delivers at once);
+        # off, a stroke is sent on release.
+        self.live_chunks = True
+        self.live_interval_ms = LIVE_INTERVAL_MS
         self._read_only = False
-        self._captured: list[Point] | None = None  # the drag in progress, if any
-        self._pending: dict[OpId, Stroke] = {}  # sent, not delivered back yet
-        self._geometry: dict[OpId, Geometry] = {}
+
+        self._pending: dict[OpId, Op] = {}  # sent, not delivered back yet
+        self._pending_seq: dict[OpId, int] = {}
+        self._sequence = itertools.count()
+        self._erasing: Counter[OpId] = Counter()  # targets of pending erases
+        self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
+        self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
+        self._lift_offset = (0.0, 0.0)
+        self._selection: tuple[OpId, ...] = ()
+
+        self._scene = Scene(bounds, text_box)
+        self._tiles = TileCache(self._tile_items, BACKGROUND)
+        self._tile_top: ZOrder | None = None  # the highest object ever put in the tiles
+        self._shown_board: Board | None = None
+        self._view = View()
+        self._settle_until = 0.0
+        self._pan_from: QPointF | None = None
+        self._pan_button = Qt.MouseButton.NoButton
+        self._space = False
+        self._pressed = False
+
+        self._live_timer = QTimer(self)
+        self._live_timer.timeout.connect(self.flush_live_chunk)
+        self._render_timer = QTimer(self)
+        self._render_timer.setSingleShot(True)
+        self._render_timer.timeout.connect(self._render_step)
+
+        self._tool: BaseTool = make_tool(ToolKind.PEN, self)
         # Every pixel is painted in paintEvent: Qt need not clear the background first.
         self.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.setCursor(Qt.CursorShape.CrossCursor)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
         self.setMinimumSize(200, 150)
+        self._update_cursor()
+        self._rebuild()
 
     # -- state ------------------------------------------------------------------------------
 
@@ -67,156 +197,674 @@ class BoardCanvas(QWidget):
         return QSize(1000, 700)
 
     def set_read_only(self, read_only: bool) -> None:
-        """Refuse drawing (before joining, while leaving); a drag in progress is dropped."""
+        """Refuse drawing (before joining, while leaving); a gesture in progress is dropped.
+        Panning and zooming still work."""
         self._read_only = read_only
-        if read_only and self._captured is not None:
-            self._captured = None
-            self.update()
-        self.setCursor(Qt.CursorShape.ArrowCursor if read_only else Qt.CursorShape.CrossCursor)
+        if read_only:
+            self._tool.cancel()
+            self._pressed = False
+        self._update_cursor()
 
     def is_read_only(self) -> bool:
         return self._read_only
 
     @property
     def drawing(self) -> bool:
-        return self._captured is not None
+        """A gesture is in progress (a drag, or a label being typed)."""
+        return self._tool.active
+
+    @property
+    def tool(self) -> ToolKind:
+        return self._tool.kind
+
+    @tool.setter
+    def tool(self, kind: ToolKind) -> None:
+        self.set_tool(kind)
+
+    def set_tool(self, kind: ToolKind) -> None:
+        """Choose the tool; what the previous one had in progress is finished or dropped
+        (a label being typed is committed). Emits ``tool_changed``."""
+        kind = ToolKind(kind)
+        if kind is self._tool.kind:
+            return
+        self._pressed = False
+        self._tool.deactivate()
+        self._tool = make_tool(kind, self)
+        self._update_cursor()
+        self.update()
+        self.tool_changed.emit(kind)
+
+    @property
+    def active_tool(self) -> BaseTool:
+        return self._tool
+
+    @property
+    def selection(self) -> tuple[OpId, ...]:
+        """The selected objects (select tool), in the order selected."""
+        return self._selection
+
+    def set_selection(self, ids: Sequence[OpId]) -> None:
+        selection = tuple(dict.fromkeys(i for i in ids if i in self._scene))
+        if selection == self._selection:
+            return
+        scene = self._scene
+        changed = set(selection) ^ set(self._selection)
+        self._refresh_all([item.rect for i in changed if (item := scene.get(i)) is not None])
+        self._selection = selection
+        self.selection_changed.emit()
+
+    def select_all(self) -> None:
+        """Select every object shown (switching to the select tool)."""
+        self.set_tool(ToolKind.SELECT)
+        self.set_selection([item.id for item in self._scene.items()])
+
+    def delete_selection(self) -> None:
+        """Erase the selected objects (one gesture)."""
+        if isinstance(self._tool, SelectTool):
+            self._tool.erase_selection()
 
     def pending_ops(self) -> tuple[OpId, ...]:
         return tuple(self._pending)
 
-    def forget_pending(self, op_id: OpId) -> None:
-        """``op_id`` will never be delivered (sending it failed): stop painting it."""
-        if self._pending.pop(op_id, None) is not None:
+    @property
+    def scene(self) -> Scene:
+        """What is shown, for hit tests."""
+        return self._scene
+
+    # -- the view ---------------------------------------------------------------------------
+
+    @property
+    def view(self) -> View:
+        return self._view
+
+    @property
+    def zoom(self) -> float:
+        return self._view.scale
+
+    def set_view(self, view: View) -> None:
+        """Show the board through ``view`` (its offset is rounded to whole device pixels)."""
+        view = view.snapped(self.devicePixelRatioF())
+        if view == self._view:
+            return
+        if view.scale != self._view.scale:
+            self._settle_until = time.monotonic() + ZOOM_SETTLE_S
+        self._view = view
+        self._tool.view_changed()
+        self.update()
+        self.view_changed.emit()
+
+    def zoom_by(self, factor: float, anchor: QPointF | None = None) -> None:
+        """Zoom by ``factor`` about ``anchor`` (widget coordinates; the centre if None)."""
+        if anchor is None:
+            anchor = QPointF(self.width_px() / 2.0, self.height_px() / 2.0)
+        self.set_view(self._view.zoomed(factor, anchor.x(), anchor.y()))
+
+    def zoom_in(self) -> None:
+        self.zoom_by(ZOOM_STEP)
+
+    def zoom_out(self) -> None:
+        self.zoom_by(1.0 / ZOOM_STEP)
+
+    def zoom_reset(self) -> None:
+        """100%, about the centre."""
+        self.set_view(self._view.with_scale(1.0, self.width_px() / 2.0, self.height_px() / 2.0))
+
+    def fit_to_content(self) -> None:
+        """Show every object (at most at 100%); an empty board is shown from its origin."""
+        self.set_view(fit(self._scene.content(), self.width_px(), self.height_px()))
+
+    def visible_board_rect(self) -> QRectF:
+        """The part of the board in view, in board coordinates (for "export what I see")."""
+        x0, y0, x1, y1 = self._view.rect_to_board((0.0, 0.0, self.width_px(), self.height_px()))
+        return QRectF(x0, y0, x1 - x0, y1 - y0)
+
+    def pan_by(self, dx: float, dy: float) -> None:
+        self.set_view(self._view.panned(dx, dy))
+
+    def width_px(self) -> float:
+        return float(QWidget.width(self))
+
+    def height_px(self) -> float:
+        return float(QWidget.height(self))
+
+    # -- ToolHost: what the tools use ---------------------------------------------------------
+
+    def widget(self) -> QWidget:
+        return self
+
+    def next_op_id(self) -> OpId:
+        return self._next_op_id()
+
+    def send(self, op: Op) -> None:
+        """Show ``op`` as pending and hand it to ``on_local_op``."""
+        before = self._capture(_targets(op))
+        self._pending[op.id] = op
+        self._pending_seq[op.id] = next(self._sequence)
+        self._recount()
+        self._apply(before)
+        # Last: the transport may deliver it back (and call board_changed) before returning.
+        if self.on_local_op is not None:
+            self.on_local_op(op)
+
+    def end_gesture(self, ids: Sequence[OpId]) -> None:
+        if ids and self.on_gesture is not None:
+            self.on_gesture(list(ids))
+
+    def refresh(self, rect: Rect | None = None) -> None:
+        """Repaint board rectangle ``rect`` of the widget (None: all of it)."""
+        if rect is None:
             self.update()
+            return
+        x0, y0, x1, y1 = rect_inflated(self._view.rect_to_widget(rect), REFRESH_PAD)
+        if not (math.isfinite(x0) and math.isfinite(x1) and math.isfinite(y0 + y1)):
+            self.update()
+            return
+        self.update(QRectF(x0, y0, x1 - x0, y1 - y0).toAlignedRect())
+
+    def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
+        ids = set(self._lifted) | set(lifted)
+        before = self._capture(ids)
+        rects = [self._lifted_rect(item) for item, _ in before.values() if item is not None]
+        self._lifted = dict(lifted)
+        self._lift_offset = (dx, dy)
+        self._apply(before)
+        scene = self._scene
+        rects += [self._lifted_rect(item) for i in self._lifted if (item := scene.get(i))]
+        self._refresh_all(rects)
+
+    def start_live_timer(self) -> None:
+        if self.live_chunks:
+            self._live_timer.start(self.live_interval_ms)
+
+    def stop_live_timer(self) -> None:
+        self._live_timer.stop()
+
+    def flush_live_chunk(self) -> None:
+        """Send the pen's points captured since the last chunk (the live timer's slot)."""
+        if isinstance(self._tool, PenTool):
+            self._tool.flush_live_chunk()
+
+    def cancel_gesture(self) -> None:
+        self._pressed = False
+        self._tool.cancel()
+
+    # -- what is shown ------------------------------------------------------------------------
+
+    def forget_pending(self, op_id: OpId) -> None:
+        """``op_id`` will never be delivered (sending it failed): stop showing it."""
+        op = self._pending.get(op_id)
+        if op is None:
+            return
+        before = self._capture(_targets(op))
+        del self._pending[op_id]
+        self._pending_seq.pop(op_id, None)
+        self._recount()
+        self._apply(before)
 
     def board_changed(self, change: Change | None = None) -> None:
         """The board changed (``change`` from Board.apply, or None for a whole new board)."""
-        if change is None:
-            board = self.board
-            for op_id in [i for i in self._pending if i in board]:
-                del self._pending[op_id]
-        elif self._pending.pop(change.op_id, None) is None and (
-            change.duplicate or not change.affected
-        ):
-            # Nothing visible changed (a duplicate, an undo of an op not here yet): no paint.
-            # A settled pending stroke needs one even then, as it is now the board's to show.
+        if change is None or self.board is not self._shown_board:
+            self._rebuild()
             return
+        pending = self._pending.get(change.op_id)
+        ids = set(change.affected)
+        if pending is not None:
+            ids.update(_targets(pending))
+        if not ids:
+            if pending is not None:
+                del self._pending[change.op_id]
+                self._pending_seq.pop(change.op_id, None)
+            # Nothing visible changed (a duplicate, an undo of an op not here yet).
+            return
+        before = self._capture(ids)
+        if pending is not None:
+            del self._pending[change.op_id]
+            self._pending_seq.pop(change.op_id, None)
+            self._recount()
+        self._apply(before)
+        self._prune_selection()
+
+    def _recount(self) -> None:
+        erasing: Counter[OpId] = Counter()
+        moving: dict[OpId, tuple[float, float]] = {}
+        for op in self._pending.values():
+            if isinstance(op, Erase):
+                erasing.update(op.targets)
+            elif isinstance(op, Move):
+                for target in op.targets:
+                    mx, my = moving.get(target, (0.0, 0.0))
+                    moving[target] = (mx + op.dx, my + op.dy)
+        self._erasing = erasing
+        self._moving = moving
+
+    def _state(self, op_id: OpId) -> tuple[Op, float, float, ZOrder] | None:
+        """How ``op_id`` is to be shown: the board's object, or a pending drawing, with the
+        pending moves and erases taken into account."""
+        if self._erasing.get(op_id):
+            return None
+        board = self.board
+        obj = board.object(op_id)
+        if obj is not None:
+            op: Op = obj.op
+            dx, dy = obj.dx, obj.dy
+            order: ZOrder = (board.key(op_id), op_id)
+        else:
+            pending = self._pending.get(op_id)
+            if not isinstance(pending, Stroke | Shape | Text):
+                return None
+            op, dx, dy = pending, 0.0, 0.0
+            order = ((_PENDING_FIRST, self._pending_seq[op_id]), op_id)
+        moved = self._moving.get(op_id)
+        if moved is not None:
+            dx += moved[0]
+            dy += moved[1]
+        return op, dx, dy, order
+
+    def _tiled(self, item: Item) -> bool:
+        """Whether an object is painted in the tiles (not pending, not lifted)."""
+        return item.order[0][0] != _PENDING_FIRST and item.id not in self._lifted
+
+    def _tile_items(self, rect: Rect) -> list[Item]:
+        return [item for item in self._scene.in_rect(rect) if self._tiled(item)]
+
+    def _capture(self, ids: Iterable[OpId]) -> _Before:
+        scene = self._scene
+        before: _Before = {}
+        for op_id in ids:
+            item = scene.get(op_id)
+            before[op_id] = (item, item is not None and self._tiled(item))
+        return before
+
+    def _reshow(self, op_id: OpId) -> Item | None:
+        state = self._state(op_id)
+        old = self._scene.get(op_id)
+        if state is None:
+            if old is not None:
+                self._scene.discard(op_id)
+                self._tiles.forget(op_id)
+            return None
+        op, dx, dy, order = state
+        assert isinstance(op, Stroke | Shape | Text)
+        if (
+            old is not None
+            and old.op is op
+            and old.dx == dx
+            and old.dy == dy
+            and old.order == order
+        ):
+            return old
+        return self._scene.put(op, dx, dy, order)
+
+    def _apply(self, before: _Before) -> None:
+        """Show the objects of ``before`` as they are now, and repaint what changed: in the
+        tiles for objects entering or leaving them, on screen for all."""
+        tile_dirty: list[tuple[Rect, Item | None]] = []
+        screen_dirty: list[Rect] = []
+        for op_id, (old, was_tiled) in before.items():
+            new = self._reshow(op_id)
+            now_tiled = new is not None and self._tiled(new)
+            if new is old and was_tiled == now_tiled:
+                continue
+            if old is not None:
+                screen_dirty.append(old.rect)
+                if was_tiled:
+                    tile_dirty.append((old.rect, None))
+            if new is not None:
+                screen_dirty.append(new.rect)
+                if now_tiled:
+                    tile_dirty.append((new.rect, new if not was_tiled else None))
+        self._invalidate_tiles(tile_dirty)
+        self._refresh_all(screen_dirty)
+
+    def _invalidate_tiles(self, dirty: list[tuple[Rect, Item | None]]) -> None:
+        if not dirty:
+            return
+        top = self._tile_top
+        for _, item in dirty:
+            if item is not None and (top is None or item.order > top):
+                top = item.order
+        if len(dirty) == 1:
+            rect, item = dirty[0]
+            # A new object with nothing above it where it is (the usual delivery, and most late
+            # ones: reordering is among recent, concurrent strokes): painting it over the tiles
+            # is exact, and far cheaper than repainting everything under it.
+            on_top = None
+            if item is not None and (
+                item.order == top != self._tile_top
+                or not any(other.order > item.order for other in self._tile_items(rect))
+            ):
+                on_top = item
+            self._tile_top = top
+            self._tiles.invalidate(rect, on_top)
+            return
+        self._tile_top = top
+        if len(dirty) > MAX_DIRTY_RECTS:
+            union: Rect | None = None
+            for rect, _ in dirty:
+                union = rect_union(union, rect)
+            assert union is not None
+            self._tiles.invalidate(union)
+            return
+        for rect, _ in dirty:
+            self._tiles.invalidate(rect)
+
+    def _rebuild(self) -> None:
+        """Show a whole board afresh (the first, or one loaded from a state)."""
+        board = self.board
+        self._shown_board = board
+        for op_id in [i for i in self._pending if i in board]:
+            del self._pending[op_id]
+            self._pending_seq.pop(op_id, None)
+        self._recount()
+        scene = self._scene
+        scene.clear()
+        self._tiles.clear()
+        key = board.key
+        erasing, moving = self._erasing, self._moving
+        top: ZOrder | None = None
+        for obj in board.objects():
+            op_id = obj.id
+            if erasing.get(op_id):
+                continue
+            dx, dy = obj.dx, obj.dy
+            moved = moving.get(op_id)
+            if moved is not None:
+                dx += moved[0]
+                dy += moved[1]
+            top = (key(op_id), op_id)
+            scene.add(obj.op, dx, dy, top)
+        self._tile_top = top
+        for op_id, op in self._pending.items():
+            if isinstance(op, Stroke | Shape | Text):
+                self._reshow(op_id)
+        self._lifted = {i: a for i, a in self._lifted.items() if i in scene}
+        self._prune_selection()
         self.update()
+
+    def _prune_selection(self) -> None:
+        if any(i not in self._scene for i in self._selection):
+            self.set_selection(self._selection)
+
+    def _lifted_rect(self, item: Item) -> Rect:
+        """Where an object is shown: moved by the drag if a tool lifted it."""
+        if item.id not in self._lifted:
+            return item.rect
+        dx, dy = self._lift_offset
+        x0, y0, x1, y1 = item.rect
+        return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+
+    def _refresh_all(self, rects: list[Rect]) -> None:
+        if len(rects) > MAX_DIRTY_RECTS:
+            # Qt would merge hundreds of rectangles into a region one by one.
+            union: Rect | None = None
+            for rect in rects:
+                union = rect_union(union, rect)
+            rects = [union] if union is not None else []
+        for rect in rects:
+            self.refresh(rect)
 
     # -- painting ---------------------------------------------------------------------------
 
+    def _visible_keys(self, view: View) -> list[TileKey]:
+        rect = view.rect_to_board((0.0, 0.0, self.width_px(), self.height_px()))
+        return self._tiles.keys_for(rect)
+
+    def _ring_keys(self, view: View) -> list[TileKey]:
+        """The tiles just outside the view, rendered ahead of a pan."""
+        pad = TILE / self.devicePixelRatioF()
+        rect = view.rect_to_board((-pad, -pad, self.width_px() + pad, self.height_px() + pad))
+        visible = set(self._visible_keys(view))
+        return [k for k in self._tiles.keys_for(rect) if k not in visible]
+
+    def _prepare_view(self) -> View:
+        if self.board is not self._shown_board:
+            self._rebuild()
+        dpr = self.devicePixelRatioF()
+        view = self._view.snapped(dpr)
+        self._view = view
+        self._tiles.set_scale(view.scale, dpr)
+        self._tiles.visible = set(self._visible_keys(view))
+        return view
+
+    def _settling(self) -> bool:
+        return self._tiles.has_fallback and time.monotonic() < self._settle_until
+
     def paintEvent(self, event: QPaintEvent) -> None:
+        view = self._prepare_view()
         exposed = QRectF(event.rect())
+        exposed_board = view.rect_to_board(
+            (exposed.left(), exposed.top(), exposed.right() + 1.0, exposed.bottom() + 1.0)
+        )
+        keys = self._tiles.keys_for(exposed_board)
+        if not self._settling():
+            self._tiles.render(keys, time.perf_counter() + FRAME_BUDGET_S)
         painter = QPainter(self)
         try:
+            painter.setClipRect(exposed)
+            self._tiles.paint(painter, view, keys)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-            painter.fillRect(exposed, BACKGROUND)
-            board = self.board
-            cache: dict[OpId, Geometry] = {}
-            for obj in board.objects():
-                self._paint(painter, obj.op, obj.dx, obj.dy, exposed, cache)
-            for op in self._pending.values():
-                self._paint(painter, op, 0.0, 0.0, exposed, cache)
-            # Geometry of objects no longer visible is dropped here, so the cache never
-            # outgrows the board.
-            self._geometry = cache
-            if self._captured:
-                self._paint_captured(painter)
+            self._paint_overlay(painter, view, exposed_board)
+            painter.setTransform(board_transform(view))
+            painter.setOpacity(1.0)
+            self._tool.paint(painter, view)
         finally:
             painter.end()
+        if not self._render_timer.isActive() and not self._tiles.is_complete(
+            self._tiles.visible.union(self._ring_keys(view))
+        ):
+            self._schedule_render()
 
-    def _paint(
-        self,
-        painter: QPainter,
-        op: DrawingOp,
-        dx: float,
-        dy: float,
-        exposed: QRectF,
-        cache: dict[OpId, Geometry],
-    ) -> None:
-        geo = self._geometry.get(op.id)
-        if geo is None:
-            geo = geometry(op)
-        cache[op.id] = geo
-        if not geo.bounds.translated(dx, dy).intersects(exposed):
+    def _paint_overlay(self, painter: QPainter, view: View, exposed: Rect) -> None:
+        scene = self._scene
+        items = [scene.get(i) for i in itertools.chain(self._pending, self._lifted)]
+        shown = sorted({item.id: item for item in items if item is not None}.values(), key=_z)
+        scale = view.scale
+        lift_dx, lift_dy = self._lift_offset
+        for item in shown:
+            dx, dy = item.dx, item.dy
+            opacity = self._lifted.get(item.id, 1.0)
+            if item.id in self._lifted:
+                dx += lift_dx
+                dy += lift_dy
+            x0, y0, x1, y1 = item.rect
+            shift_x, shift_y = dx - item.dx, dy - item.dy
+            if (
+                x1 + shift_x < exposed[0]
+                or x0 + shift_x > exposed[2]
+                or y1 + shift_y < exposed[1]
+                or y0 + shift_y > exposed[3]
+            ):
+                continue
+            painter.setTransform(
+                QTransform(scale, 0.0, 0.0, scale, view.ox + dx * scale, view.oy + dy * scale)
+            )
+            painter.setOpacity(opacity)
+            paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
+
+    def _schedule_render(self, delay_s: float = 0.0) -> None:
+        self._render_timer.start(max(0, math.ceil(delay_s * 1000.0)))
+
+    def _render_step(self) -> None:
+        """Render tiles between events, a slice at a time: those in view first, then the ring
+        around them."""
+        if self._settling():
+            self._schedule_render(self._settle_until - time.monotonic())
             return
-        if dx or dy:
-            painter.save()
-            painter.translate(dx, dy)
-            paint_op(painter, op, geo)
-            painter.restore()
-        else:
-            paint_op(painter, op, geo)
+        view = self._prepare_view()
+        visible = self._tiles.visible
+        deadline = time.perf_counter() + STEP_BUDGET_S
+        if not self._tiles.is_complete(visible):
+            self._tiles.render(sorted(visible), deadline)
+            self.update()
+            self._schedule_render()
+            return
+        ring = self._ring_keys(view)
+        if not self._tiles.render(ring, deadline):
+            self._schedule_render()
+            return
+        keep = visible.union(ring)
+        self._tiles.evict(keep, len(keep) + SPARE_TILES)
 
-    def _paint_captured(self, painter: QPainter) -> None:
-        assert self._captured is not None
-        points = [QPointF(x, y) for x, y in self._captured]
-        painter.setPen(round_pen(QColor.fromRgba(self.colour), self.width))
-        painter.setBrush(Qt.BrushStyle.NoBrush)
-        if len(points) == 1:
-            painter.drawPoint(points[0])
-        else:
-            painter.drawPath(smooth_path(points))
+    def finish_rendering(self) -> None:
+        """Render every tile in view now, however long it takes (tests, benchmarks)."""
+        self._settle_until = 0.0
+        self._prepare_view()
+        self._tiles.render(sorted(self._tiles.visible), math.inf)
+        self.update()
 
-    def _segment_rect(self, a: Point, b: Point) -> QRectF:
-        margin = self.width / 2.0 + 2.0
-        return (
-            QRectF(QPointF(*a), QPointF(*b)).normalized().adjusted(-margin, -margin, margin, margin)
-        )
+    # -- input ------------------------------------------------------------------------------
 
-    # -- drawing ----------------------------------------------------------------------------
+    def _pointer(self, position: QPointF, modifiers: Qt.KeyboardModifier) -> Pointer:
+        x, y = self._view.to_board(position.x(), position.y())
+        shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
+        return Pointer(x, y, position.x(), position.y(), shift)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
-        if event.button() != Qt.MouseButton.LeftButton or self._read_only:
+        button = event.button()
+        if button == Qt.MouseButton.MiddleButton or (
+            button == Qt.MouseButton.LeftButton and self._space
+        ):
+            self._pan_from = event.position()
+            self._pan_button = button
+            self.setCursor(Qt.CursorShape.ClosedHandCursor)
+            event.accept()
+            return
+        if button != Qt.MouseButton.LeftButton or self._read_only or self._pressed:
             super().mousePressEvent(event)
             return
-        position = event.position()
-        self._captured = [clamp_point(position.x(), position.y())]
-        self.update(self._segment_rect(self._captured[0], self._captured[0]).toAlignedRect())
+        self._pressed = True
+        self._tool.press(self._pointer(event.position(), event.modifiers()))
         event.accept()
 
     def mouseMoveEvent(self, event: QMouseEvent) -> None:
+        if self._pan_from is not None:
+            position = event.position()
+            delta = position - self._pan_from
+            self._pan_from = position
+            self.pan_by(delta.x(), delta.y())
+            event.accept()
+            return
         # Tracked by our own flag, not event.buttons(): synthetic and some tablet events do
         # not always report the held button on moves.
-        if self._captured is None:
+        if not self._pressed:
             super().mouseMoveEvent(event)
             return
-        position = event.position()
-        point = clamp_point(position.x(), position.y())
-        last = self._captured[-1]
-        if point == last:
-            return
-        self._captured.append(point)
-        # Only the new segment needs painting; the smoothing moves the previous one by less
-        # than the margin.
-        previous = self._captured[-3] if len(self._captured) > 2 else last
-        self.update(self._segment_rect(previous, point).toAlignedRect())
+        self._tool.move(self._pointer(event.position(), event.modifiers()))
         event.accept()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
-        if event.button() != Qt.MouseButton.LeftButton or self._captured is None:
+        button = event.button()
+        if self._pan_from is not None and button == self._pan_button:
+            delta = event.position() - self._pan_from
+            self._pan_from = None
+            self.pan_by(delta.x(), delta.y())
+            self._update_cursor()
+            event.accept()
+            return
+        if button != Qt.MouseButton.LeftButton or not self._pressed:
             super().mouseReleaseEvent(event)
             return
-        position = event.position()
-        point = clamp_point(position.x(), position.y())
-        if point != self._captured[-1]:
-            self._captured.append(point)
-        captured, self._captured = self._captured, None
+        self._pressed = False
+        self._tool.release(self._pointer(event.position(), event.modifiers()))
         event.accept()
-        self._finish(captured)
-        self.update()
 
-    def _finish(self, captured: list[Point]) -> None:
-        ops = stroke_ops(
-            simplify(captured),
-            self.colour,
-            self.width,
-            self.tool,
-            self._next_op_id,
-            self.max_payload,
-        )
-        for op in ops:
-            self._pending[op.id] = op
-            if self.on_local_op is not None:
-                self.on_local_op(op)
+    def wheelEvent(self, event: QWheelEvent) -> None:
+        angle = event.angleDelta()
+        if event.modifiers() & Qt.KeyboardModifier.ControlModifier:
+            delta = angle.y() or angle.x()
+            if delta:
+                self.zoom_by(wheel_zoom_factor(delta), event.position())
+            event.accept()
+            return
+        pixels = event.pixelDelta()
+        if not pixels.isNull():
+            dx, dy = float(pixels.x()), float(pixels.y())
+        else:
+            dx = angle.x() / 120.0 * WHEEL_PAN_PER_NOTCH
+            dy = angle.y() / 120.0 * WHEEL_PAN_PER_NOTCH
+        if event.modifiers() & Qt.KeyboardModifier.ShiftModifier and not dx:
+            dx, dy = dy, 0.0  # a mouse wheel with Shift scrolls sideways
+        if dx or dy:
+            self.pan_by(dx, dy)
+        event.accept()
+
+    def event(self, event: QEvent) -> bool:
+        if (
+            isinstance(event, QNativeGestureEvent)
+            and event.gestureType() == Qt.NativeGestureType.ZoomNativeGesture
+        ):
+            self.zoom_by(1.0 + event.value(), event.position())
+            return True
+        return super().event(event)
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        key = event.key()
+        modifiers = event.modifiers()
+        ctrl = bool(modifiers & Qt.KeyboardModifier.ControlModifier)
+        shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
+        if ctrl and key in (Qt.Key.Key_Equal, Qt.Key.Key_Plus):
+            self.zoom_in()
+        elif ctrl and key in (Qt.Key.Key_Minus, Qt.Key.Key_Underscore):
+            self.zoom_out()
+        elif ctrl and key == Qt.Key.Key_0:
+            self.zoom_reset()
+        elif (
+            (ctrl and key == Qt.Key.Key_9)
+            or key == Qt.Key.Key_Exclam
+            or (shift and key == Qt.Key.Key_1)
+        ):
+            self.fit_to_content()
+        elif key == Qt.Key.Key_Space:
+            if not event.isAutoRepeat():
+                self._space = True
+                self._update_cursor()
+        elif key == Qt.Key.Key_Shift:
+            self._tool.shift_changed(True)
+        elif key == Qt.Key.Key_Escape and self._tool.active:
+            self.cancel_gesture()
+        elif self._read_only or not self._tool.key_press(event):
+            super().keyPressEvent(event)
+            return
+        event.accept()
+
+    def keyReleaseEvent(self, event: QKeyEvent) -> None:
+        if event.key() == Qt.Key.Key_Space and not event.isAutoRepeat():
+            self._space = False
+            self._update_cursor()
+        elif event.key() == Qt.Key.Key_Shift:
+            self._tool.shift_changed(False)
+        super().keyReleaseEvent(event)
+
+    def focusOutEvent(self, event: QFocusEvent) -> None:
+        # The Space release may go to another widget: do not stay in pan mode.
+        if self._space:
+            self._space = False
+            self._update_cursor()
+        super().focusOutEvent(event)
+
+    def _update_cursor(self) -> None:
+        if self._pan_from is not None:
+            shape = Qt.CursorShape.ClosedHandCursor
+        elif self._space:
+            shape = Qt.CursorShape.OpenHandCursor
+        elif self._read_only:
+            shape = Qt.CursorShape.ArrowCursor
+        else:
+            shape = _CURSORS.get(self._tool.kind, Qt.CursorShape.CrossCursor)
+        self.setCursor(shape)
+
+
+def _z(item: Item) -> ZOrder:
+    return item.order
+
+
+__all__ = [
+    "BACKGROUND",
+    "DEFAULT_COLOUR",
+    "DEFAULT_FONT_SIZE",
+    "DEFAULT_WIDTH",
+    "LIVE_INTERVAL_MS",
+    "BoardCanvas",
+    "ToolKind",
+]

@@ -1,8 +1,10 @@
-"""Turning a captured pointer path into Stroke ops. Qt-free, so it is tested on its own.
+"""Turning a captured pointer path into Stroke ops, and a selection into Erase and Move
+ops. Qt-free, so it is tested on its own.
 
 Two concerns: a mouse reports far more points than a stroke needs (simplify them), and a
-transport carries payloads of bounded size (1,182 bytes on ``raw``, about 60 points), so a long
-stroke travels as several Stroke ops that share their end points and render as one line.
+transport carries payloads of bounded size (1,182 bytes on ``raw``, about 60 points or 80
+targets), so a long stroke travels as several Stroke ops that share their end points and
+render as one line, and erasing or moving many objects takes several ops.
 """
 
 from __future__ import annotations
@@ -10,8 +12,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from whiteboard.board import MAX_OP_BYTES, OpId, Stroke, Tool, encode_op
-from whiteboard.board.ops import MAX_AUTHOR, MAX_COORD, MAX_COUNTER, MAX_POINTS
+from whiteboard.board import MAX_OP_BYTES, Erase, Move, OpId, Stroke, Tool, encode_op
+from whiteboard.board.ops import (
+    MAX_AUTHOR,
+    MAX_COORD,
+    MAX_COUNTER,
+    MAX_DELTA,
+    MAX_POINTS,
+    MAX_TARGETS,
+)
 
 Point = tuple[float, float]
 
@@ -25,6 +34,9 @@ SIMPLIFY_WINDOW = 256
 _BYTES_PER_POINT = 2 * 9
 # A flat array of up to 65,535 items has a 3-byte header; the 1-point probe below has 1 byte.
 _ARRAY_HEADER_GROWTH = 2
+# A target is a uint32 author (5 bytes at most) and a uint64 counter (9 bytes at most).
+_BYTES_PER_TARGET = 5 + 9
+_LARGEST_ID = OpId(MAX_AUTHOR, MAX_COUNTER)
 
 
 def clamp_point(x: float, y: float) -> Point:
@@ -117,3 +129,40 @@ def stroke_ops(
         if end == len(points):
             return ops
         start = end - 1  # the shared joint
+
+
+def max_targets_per_op(max_payload: int) -> int:
+    """The most targets one Erase or Move op may name and still encode to ``max_payload``
+    bytes, whatever the ids (a Move, with its two floats, is the larger of the two)."""
+    probe = Move(_LARGEST_ID, (_LARGEST_ID,), -MAX_DELTA, -MAX_DELTA)
+    overhead = len(encode_op(probe)) - _BYTES_PER_TARGET + _ARRAY_HEADER_GROWTH
+    return min(MAX_TARGETS, (min(max_payload, MAX_OP_BYTES) - overhead) // _BYTES_PER_TARGET)
+
+
+def _batches(targets: Sequence[OpId], max_payload: int) -> list[tuple[OpId, ...]]:
+    capacity = max_targets_per_op(max_payload)
+    if capacity < 1:
+        raise ValueError(
+            f"an erase or move does not fit in the transport's {max_payload}-byte payloads"
+        )
+    return [tuple(targets[i : i + capacity]) for i in range(0, len(targets), capacity)]
+
+
+def erase_ops(
+    targets: Sequence[OpId], next_id: Callable[[], OpId], max_payload: int
+) -> list[Erase]:
+    """The Erase ops removing ``targets``, as few as fit in payloads of ``max_payload``."""
+    return [Erase(next_id(), batch) for batch in _batches(targets, max_payload)]
+
+
+def move_ops(
+    targets: Sequence[OpId],
+    dx: float,
+    dy: float,
+    next_id: Callable[[], OpId],
+    max_payload: int,
+) -> list[Move]:
+    """The Move ops translating ``targets`` by (dx, dy), as few as fit in the payloads."""
+    dx = min(max(dx, -MAX_DELTA), MAX_DELTA)
+    dy = min(max(dy, -MAX_DELTA), MAX_DELTA)
+    return [Move(next_id(), batch, dx, dy) for batch in _batches(targets, max_payload)]

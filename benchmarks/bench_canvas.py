@@ -1,0 +1,169 @@
+"""Canvas speed: python benchmarks/bench_canvas.py [N].
+
+A board of N synthetic strokes (10,000 by default, seeded) in a 1200x800 canvas, offscreen:
+
+* rendering from scratch: a new canvas until every tile in view is rendered, at 100% (part
+  of the board in view) and fitted (all of it in view);
+* pan and zoom frames: the time of one repaint while panning 8 px or zooming 5% a frame
+  (between frames the event loop runs, as it would at 60 Hz, and renders tiles in slices);
+* a late op: a stroke inserted in the middle of the order, through Board.apply,
+  board_changed and the repaint; and an op delivered on top, the usual case.
+
+Each figure is several repetitions: median and max. Targets (issue 5): from scratch < 1 s,
+pan/zoom frame < 16 ms, late op < 20 ms.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+from PySide6.QtWidgets import QApplication
+
+from whiteboard.app.canvas import BoardCanvas
+from whiteboard.board import Board, OpId, synthetic_stroke
+
+WIDTH, HEIGHT = 1200, 800
+REPEATS = 5
+FRAMES = 60
+
+
+def report(name: str, seconds: list[float]) -> None:
+    ms = [s * 1000.0 for s in seconds]
+    print(f"{name}: median {statistics.median(ms):.1f} ms, max {max(ms):.1f} ms ({len(ms)} runs)")
+
+
+def make_board(count: int) -> Board:
+    rng = random.Random(1)
+    board = Board()
+    for i in range(count):
+        # Keys 10 apart leave room for late inserts in between.
+        board.apply((10 * (i + 1),), synthetic_stroke(1 + i % 5, i, rng))
+    return board
+
+
+def make_canvas(board: Board) -> BoardCanvas:
+    counter = iter(range(1, 1 << 30))
+    canvas = BoardCanvas(lambda: board, lambda: OpId(99, next(counter)))
+    canvas.resize(WIDTH, HEIGHT)
+    canvas.show()
+    return canvas
+
+
+def from_scratch(board: Board, app: QApplication, fitted: bool) -> list[float]:
+    times = []
+    for _ in range(REPEATS):
+        app.processEvents()
+        gc.collect()  # the last run's canvas, not this run's work
+        start = time.perf_counter()
+        canvas = make_canvas(board)
+        if fitted:
+            canvas.fit_to_content()
+        canvas.finish_rendering()
+        canvas.repaint()
+        times.append(time.perf_counter() - start)
+        canvas.close()
+        canvas.deleteLater()
+    return times
+
+
+def frames(
+    canvas: BoardCanvas, app: QApplication, step: Callable[[], None]
+) -> tuple[list[float], list[float]]:
+    """Paint times of FRAMES frames, and the times of the idle work between them."""
+    paint, idle = [], []
+    for _ in range(FRAMES):
+        step()
+        start = time.perf_counter()
+        canvas.repaint()
+        paint.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        app.processEvents()
+        idle.append(time.perf_counter() - start)
+    return paint, idle
+
+
+_authors = iter(range(1000, 2000))
+
+
+def late_ops(board: Board, canvas: BoardCanvas, where: str) -> list[float]:
+    """Times of 20 strokes delivered ``where``: "top" (in order, the usual case), "recent"
+    (late, among the last 20 strokes: what reordering on a network does) or "anywhere" (late,
+    at a random place in the whole history: the worst case, it repaints the most)."""
+    rng = random.Random(7)
+    author = next(_authors)
+    last = board.last_key
+    assert last is not None
+    times = []
+    for i in range(20):
+        op = synthetic_stroke(author, i, rng)
+        if where == "top":
+            key = (last[0] + 1 + i,)
+        elif where == "recent":
+            key = (last[0] - rng.randrange(1, 200),)
+        else:
+            key = (rng.randrange(1, last[0]),)
+        start = time.perf_counter()
+        change = board.apply(key, op)
+        canvas.board_changed(change)
+        canvas.repaint()
+        times.append(time.perf_counter() - start)
+        assert change.late == (where != "top")
+    return times
+
+
+def main(count: int) -> None:
+    app = QApplication.instance() or QApplication(sys.argv[:1])
+    start = time.perf_counter()
+    board = make_board(count)
+    print(f"{count} strokes on the board ({time.perf_counter() - start:.1f} s to build)")
+    print(f"canvas {WIDTH}x{HEIGHT}, device pixel ratio {app.devicePixelRatio():g}")
+
+    report("from scratch at 100%", from_scratch(board, app, fitted=False))
+    report("from scratch fitted (whole board in view)", from_scratch(board, app, fitted=True))
+
+    canvas = make_canvas(board)
+    canvas.finish_rendering()
+    canvas.repaint()
+    paint, idle = frames(canvas, app, lambda: canvas.pan_by(-8.0, -4.0))
+    report("pan frame at 100% (paint)", paint)
+    report("  idle rendering between pan frames", idle)
+
+    canvas.fit_to_content()
+    canvas.finish_rendering()
+    paint, idle = frames(canvas, app, lambda: canvas.pan_by(8.0, 0.0))
+    report("pan frame fitted (paint)", paint)
+    report("  idle rendering between pan frames", idle)
+
+    canvas.finish_rendering()
+    paint, _ = frames(canvas, app, lambda: canvas.zoom_by(1.05))
+    report("zoom frame, 5% a frame (paint)", paint)
+    start = time.perf_counter()
+    canvas.finish_rendering()
+    canvas.repaint()
+    print(
+        f"  rendering at the new zoom once it settles: {(time.perf_counter() - start) * 1e3:.0f} ms"
+    )
+
+    for label, fitted in (("fitted", True), ("at 100%", False)):
+        if fitted:
+            canvas.fit_to_content()
+        else:
+            canvas.zoom_reset()
+        canvas.finish_rendering()
+        canvas.repaint()
+        what = f"one stroke (apply + board_changed + repaint) {label}"
+        report(f"{what}, delivered in order", late_ops(board, canvas, "top"))
+        report(f"{what}, late among the last 20", late_ops(board, canvas, "recent"))
+        report(f"{what}, late anywhere in history", late_ops(board, canvas, "anywhere"))
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
