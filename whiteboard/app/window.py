@@ -13,20 +13,18 @@ import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, QTimer
-from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QColor, QIcon, QKeySequence, QPixmap
+from PySide6.QtCore import Qt, QTimer
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QComboBox,
     QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
     QProgressBar,
-    QToolBar,
     QWidget,
 )
 
-from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
+from whiteboard.app.canvas import DEFAULT_COLOUR, BoardCanvas
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.files import (
     FILE_FILTER,
@@ -42,6 +40,7 @@ from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.session import SessionSpec
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
+from whiteboard.app.toolbar import DrawingToolbar
 from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
@@ -61,15 +60,6 @@ from whiteboard.transport.interface import MemberState
 
 log = logging.getLogger(__name__)
 
-COLOURS: tuple[tuple[str, int], ...] = (
-    ("Black", 0xFF000000),
-    ("Red", 0xFFE53935),
-    ("Blue", 0xFF1E88E5),
-    ("Green", 0xFF43A047),
-    ("Orange", 0xFFFB8C00),
-    ("Purple", 0xFF8E24AA),
-)
-WIDTHS: tuple[float, ...] = (1.0, 3.0, 6.0, 12.0, 24.0)
 # How long a protocol may take to leave before the window closes anyway. Leaving tells the
 # others at once that we are gone; a stuck leave must still not keep the window open forever.
 LEAVE_TIMEOUT_MS = 5000
@@ -123,6 +113,7 @@ class MainWindow(QMainWindow):
         self.settings: SessionSettings | None = None
 
         self.canvas = BoardCanvas(lambda: self.replica.board, self._next_op_id, self._send_op)
+        self.canvas.on_gesture = self.on_gesture
         # Nobody may draw before the transport says we joined: sending would fail, and a board
         # state may still be on its way.
         self.canvas.set_read_only(True)
@@ -173,6 +164,10 @@ class MainWindow(QMainWindow):
         self._finished = False
         self._leaving = False
         self.canvas.max_payload = self.transport.max_payload
+        # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
+        # raw). On MTP each chunk would be a message of its own waiting for a token and the
+        # master's verdict: the stroke goes whole at pen-up, as one message.
+        self.canvas.live_chunks = spec.transport != "mtp"
         me = self.transport.member_id
         self.history = History(me)
         self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)
@@ -206,31 +201,8 @@ class MainWindow(QMainWindow):
     # -- toolbar and menus ------------------------------------------------------------------
 
     def _build_toolbar(self) -> None:
-        toolbar = QToolBar("Pen", self)
-        toolbar.setObjectName("pen")
-        toolbar.setIconSize(QSize(20, 20))
-        self.addToolBar(toolbar)
-        group = QActionGroup(self)
-        group.setExclusive(True)
-        self.colour_actions: dict[int, QAction] = {}
-        for name, argb in COLOURS:
-            action = QAction(_swatch(argb), name, self)
-            action.setCheckable(True)
-            action.setChecked(argb == DEFAULT_COLOUR)
-            action.triggered.connect(lambda _=False, argb=argb: self.set_colour(argb))
-            group.addAction(action)
-            toolbar.addAction(action)
-            self.colour_actions[argb] = action
-        toolbar.addSeparator()
-        self.width_box = QComboBox(self)
-        self.width_box.setToolTip("Pen width")
-        for width in WIDTHS:
-            self.width_box.addItem(f"{width:g} px", width)
-        self.width_box.setCurrentIndex(WIDTHS.index(DEFAULT_WIDTH))
-        self.width_box.currentIndexChanged.connect(
-            lambda index: self.set_width(float(self.width_box.itemData(index)))
-        )
-        toolbar.addWidget(self.width_box)
+        self.toolbar = DrawingToolbar(self.canvas, self)
+        self.addToolBar(self.toolbar)
 
     def _action(self, text: str, slot: Callable[[], object], *keys: QKeySequence) -> QAction:
         action = QAction(text, self)
@@ -265,7 +237,14 @@ class MainWindow(QMainWindow):
             "&Redo", self.redo, QKeySequence(keys.Redo), QKeySequence("Ctrl+Y")
         )
         self.clear_action = self._action("&Clear board…", self.ask_clear_board)
+        select_all = self._action(
+            "Select &all", self.canvas.select_all, QKeySequence(keys.SelectAll)
+        )
+        delete = self._action("&Delete selection", self.canvas.delete_selection)
+        delete.setToolTip("Delete selection (Delete)")
         edit.addActions([self.undo_action, self.redo_action])
+        edit.addSeparator()
+        edit.addActions([select_all, delete])
         edit.addSeparator()
         edit.addAction(self.clear_action)
         session = self.menuBar().addMenu("&Session")
@@ -281,18 +260,23 @@ class MainWindow(QMainWindow):
         session.addSeparator()
         session.addAction(self._action("&Leave and close", self.close, QKeySequence(keys.Quit)))
         view = self.menuBar().addMenu("&View")
+        zoom_in = self._action(
+            "Zoom &in", self.canvas.zoom_in, QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")
+        )
+        zoom_out = self._action("Zoom &out", self.canvas.zoom_out, QKeySequence(keys.ZoomOut))
+        actual = self._action("&Actual size", self.canvas.zoom_reset, QKeySequence("Ctrl+0"))
+        fit = self._action("&Fit to content", self.canvas.fit_to_content, QKeySequence("Ctrl+9"))
+        view.addActions([zoom_in, zoom_out, actual, fit])
+        view.addSeparator()
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
 
     def set_colour(self, argb: int) -> None:
-        self.canvas.colour = argb
-        action = self.colour_actions.get(argb)
-        if action is not None:
-            action.setChecked(True)
+        self.toolbar.set_colour(argb)
 
     def set_width(self, width: float) -> None:
-        self.canvas.width = width
+        self.toolbar.set_width(width)
 
     # -- sending ----------------------------------------------------------------------------
 
@@ -656,10 +640,4 @@ class MainWindow(QMainWindow):
         self.close()
 
 
-def _swatch(argb: int) -> QIcon:
-    pixmap = QPixmap(32, 32)  # scaled down by the toolbar: sharp at 2x too
-    pixmap.fill(QColor.fromRgba(argb))
-    return QIcon(pixmap)
-
-
-__all__ = ["COLOURS", "WIDTHS", "MainWindow"]
+__all__ = ["MainWindow"]
