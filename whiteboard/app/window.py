@@ -234,7 +234,7 @@ class MainWindow(QMainWindow):
         edit = self.menuBar().addMenu("&Edit")
         self.undo_action = self._action("&Undo", self.undo, QKeySequence(keys.Undo))
         self.redo_action = self._action(
-            "&Redo", self.redo, QKeySequence(keys.Redo), QKeySequence("Ctrl+Y")
+            "&Redo", self.redo, QKeySequence("Ctrl+Shift+Z"), QKeySequence("Ctrl+Y")
         )
         self.clear_action = self._action("&Clear board…", self.ask_clear_board)
         select_all = self._action(
@@ -249,7 +249,7 @@ class MainWindow(QMainWindow):
         edit.addAction(self.clear_action)
         session = self.menuBar().addMenu("&Session")
         self.settings_action = self._action(
-            "&Settings…", self.open_settings, QKeySequence(keys.Preferences), QKeySequence("Ctrl+,")
+            "&Settings…", self.open_settings, QKeySequence("Ctrl+,")
         )
         session.addAction(self.settings_action)
         self.resync_action = self._action("&Resync board from the others", self.resync)
