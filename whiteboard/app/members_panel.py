@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QTableWidgetItem as Item
 from whiteboard.app.health import Agreement, MemberRow
 from whiteboard.transport.interface import MemberState
 
-COLUMNS = ("Member", "State", "NACKs", "Retransmissions", "Late ops", "Board")
+COLUMNS = ("Member", "State", "NACKs", "Resent", "Late", "Board")
 STATE_TEXT = {
     MemberState.JOINING: "joining",
     MemberState.ACTIVE: "active",
@@ -27,8 +27,8 @@ TOOLTIPS = (
     "Name and colour the member chose",
     "What the transport knows: joining, active, not heard from lately (suspected), or left",
     "Repair requests the member sent (it lost packets): its own count",
-    "Packets the member sent again for others",
-    "Ops that reached the member after later ones and were inserted in their place",
+    "Packets the member sent again for others (retransmissions)",
+    "Late ops: ones that reached the member after later ones, inserted in their place",
     "Whether the member's board is the same as yours, compared when both applied the same ops",
 )
 
@@ -46,7 +46,9 @@ class MembersPanel(QDockWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        self.table.horizontalHeader().setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         self.setWidget(self.table)
         self._rows: list[MemberRow] = []
 

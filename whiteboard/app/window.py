@@ -122,6 +122,7 @@ class MainWindow(QMainWindow):
 
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
+        self.resizeDocks([self.members_panel], [330], Qt.Orientation.Horizontal)
         self.transport_label = QLabel()
         self.members_label = QLabel()
         self.agreement_label = QLabel()

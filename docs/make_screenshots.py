@@ -1,0 +1,156 @@
+"""Take the user guide's screenshots from the real app, as a person sees it.
+
+Run under a virtual X server, on this machine's loopback only (TTL 0)::
+
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/make_screenshots.py
+
+It opens real windows on a real RMP session on loopback multicast, draws in them with real
+mouse and keyboard events, and grabs the X screen (``QScreen.grabWindow``) into
+``docs/images/*.png``. Nothing is mocked; what you see is what the app does.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
+
+from PySide6.QtCore import QEventLoop, QPoint, Qt, QTimer
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication, QWidget
+
+from whiteboard.app.settings import SessionSettings
+from whiteboard.app.settings_dialog import SettingsDialog
+from whiteboard.app.start_dialog import StartDialog
+from whiteboard.app.tools import ToolKind
+from whiteboard.app.window import MainWindow
+from whiteboard.net.runtime import NetConfig
+from whiteboard.net.sockets import GroupAddress
+
+IMAGES = Path(__file__).parent / "images"
+LEFT = Qt.MouseButton.LeftButton
+NONE = Qt.KeyboardModifier.NoModifier
+
+
+def settle(ms: int = 300) -> None:
+    """Let the event loop run (network, timers, paints) for a moment: this is a script that
+    takes pictures, not a test; a generous pause is the point."""
+    loop = QEventLoop()
+    QTimer.singleShot(ms, loop.quit)
+    loop.exec()
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 30.0) -> None:
+    for _ in range(int(seconds * 10)):
+        if condition():
+            return
+        settle(100)
+    raise SystemExit(f"gave up waiting for {what}")
+
+
+def shoot(widget: QWidget, name: str) -> None:
+    settle(400)
+    screen = QGuiApplication.primaryScreen()
+    frame = widget.frameGeometry()
+    pixmap = screen.grabWindow(0, frame.x(), frame.y(), frame.width(), frame.height())
+    IMAGES.mkdir(exist_ok=True)
+    path = IMAGES / f"{name}.png"
+    pixmap.save(str(path))
+    print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
+
+
+def drag(window: MainWindow, points: list[tuple[int, int]]) -> None:
+    canvas = window.canvas
+    QTest.mousePress(canvas, LEFT, NONE, QPoint(*points[0]))
+    for x, y in points[1:-1]:
+        QTest.mouseMove(canvas, QPoint(x, y))
+        settle(5)
+    QTest.mouseRelease(canvas, LEFT, NONE, QPoint(*points[-1]))
+    settle(50)
+
+
+def wave(x0: int, y0: int, length: int, amplitude: int, step: int = 6) -> list[tuple[int, int]]:
+    import math
+
+    return [(x0 + k, y0 + round(amplitude * math.sin(k / 35.0))) for k in range(0, length, step)]
+
+
+def sketch(window: MainWindow) -> None:
+    """A small diagram: boxes, arrows, a label, freehand notes, a highlight."""
+    canvas = window.canvas
+    window.toolbar.set_colour(0xFF1E88E5)
+    canvas.set_tool(ToolKind.RECT)
+    drag(window, [(80, 90), (200, 150), (260, 170)])
+    drag(window, [(420, 90), (520, 140), (600, 170)])
+    window.toolbar.set_colour(0xFF000000)
+    canvas.set_tool(ToolKind.ARROW)
+    drag(window, [(265, 130), (330, 130), (415, 130)])
+    canvas.set_tool(ToolKind.TEXT)
+    canvas.font_size = 22.0
+    for (x, y), label in [((110, 105), "client"), ((455, 105), "server")]:
+        QTest.mouseClick(canvas, LEFT, NONE, QPoint(x, y))
+        settle(100)
+        editor = canvas.active_tool.editor  # the label being typed, over the canvas
+        QTest.keyClicks(editor, label)
+        QTest.keyClick(editor, Qt.Key.Key_Return)
+    window.toolbar.set_colour(0xFFE53935)
+    canvas.set_tool(ToolKind.PEN)
+    drag(window, wave(90, 260, 480, 18))
+    canvas.set_tool(ToolKind.ELLIPSE)
+    drag(window, [(300, 300), (380, 350), (420, 380)])
+    window.toolbar.set_colour(0xFFFB8C00)
+    canvas.set_tool(ToolKind.HIGHLIGHTER)
+    window.toolbar.set_width(24.0)
+    drag(window, [(80, 200), (250, 200), (420, 200)])
+    window.toolbar.set_width(3.0)
+    canvas.set_tool(ToolKind.PEN)
+
+
+def main() -> int:
+    app = QApplication(sys.argv)
+    app.setApplicationName("Whiteboard")
+    rng = random.Random()
+    group = GroupAddress(f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}", 40123)
+    net = NetConfig(group=group, iface="127.0.0.1", ttl=0)
+
+    start = StartDialog(SessionSettings(display_name="Ada"))
+    start.show()
+    shoot(start, "start-dialog")
+    start.close()
+    dialog = SettingsDialog(SessionSettings(display_name="Ada", transport="mtp"))
+    dialog.show()
+    shoot(dialog, "settings-dialog")
+    dialog.close()
+
+    ada = MainWindow("rmp", net, {"profile": "lan"}, "Ada", colour=0xFFE53935)
+    ada.setGeometry(40, 40, 1000, 640)
+    ada.show()
+    wait_for(lambda: not ada.canvas.is_read_only(), "Ada to join")
+    sketch(ada)
+    bob = MainWindow("rmp", net, {"profile": "lan"}, "Bob", colour=0xFF1E88E5)
+    bob.setGeometry(560, 340, 1000, 640)
+    bob.show()
+    wait_for(lambda: not bob.canvas.is_read_only(), "Bob to join (and get the board)")
+    window_colour = 0xFF43A047
+    bob.toolbar.set_colour(window_colour)
+    drag(bob, wave(120, 420, 420, 25))
+    wait_for(lambda: ada.replica.board.hash() == bob.replica.board.hash(), "the boards to agree")
+    wait_for(lambda: "agree" in bob.agreement_label.text(), "the agreement check", 20)
+    bob.hide()
+    shoot(ada, "main-window")
+    ada.canvas.set_tool(ToolKind.SELECT)
+    drag(ada, [(60, 70), (300, 190), (620, 190)])  # rubber band around the two boxes
+    shoot(ada, "selection")
+    for window in (ada, bob):
+        window.close()
+    wait_for(lambda: ada.transport.finished and bob.transport.finished, "leaving", 10)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
