@@ -10,9 +10,11 @@ from tests.app.test_window import PATH, WAIT_MS, drag, open_window
 from tests.app.test_window_rmp import WAIT_MS as RMP_WAIT_MS
 from tests.app.test_window_rmp import open_rmp_window
 from whiteboard.app import window as window_module
+from whiteboard.app.settings import SessionSettings
 from whiteboard.app.window import MainWindow
 from whiteboard.board import OpId, Stroke
 from whiteboard.net.runtime import NetConfig
+from whiteboard.transport.events import JoinProgress
 
 
 def names_in_panel(window: MainWindow) -> list[str]:
@@ -97,3 +99,41 @@ def test_resync_on_rmp_takes_the_others_board(
     drag(bob, [(x, y + 100) for x, y in PATH])
     qtbot.waitUntil(lambda: len(alice.replica.board) == 2, timeout=RMP_WAIT_MS)
     assert bob.replica.board.hash() == alice.replica.board.hash()
+
+
+@pytest.mark.network
+def test_the_join_progress_shows_while_the_board_arrives(qtbot: QtBot, net: NetConfig) -> None:
+    window = open_rmp_window(qtbot, net, "ada")
+    window._on_event(JoinProgress(3, 10))
+    assert window.join_progress.isVisible()
+    assert (window.join_progress.value(), window.join_progress.maximum()) == (3, 10)
+    assert "received 3 of 10 parts" in window.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: not window.canvas.is_read_only(), timeout=RMP_WAIT_MS)
+    assert not window.join_progress.isVisible()
+
+
+@pytest.mark.network
+def test_changing_the_transport_leaves_cleanly_and_joins_anew(qtbot: QtBot, net: NetConfig) -> None:
+    window = open_window(qtbot, net, "ada")
+    drag(window, PATH)
+    qtbot.waitUntil(lambda: len(window.replica.board) == 1, timeout=WAIT_MS)
+    old = window.transport
+    chosen = SessionSettings(
+        transport="rmp",
+        group=str(net.group),
+        iface="127.0.0.1",
+        ttl=0,
+        display_name="Ada L.",
+        colour=0xFF43A047,
+    )
+    window.apply_settings(chosen)
+    qtbot.waitUntil(
+        lambda: window.transport is not old and not window.canvas.is_read_only(),
+        timeout=RMP_WAIT_MS,
+    )
+    assert old.finished and window.transport.name == "rmp"
+    assert window.transport_label.text().startswith("rmp")
+    assert window.own_presence().name == "Ada L." and window.canvas.colour == 0xFF43A047
+    assert len(window.replica.board) == 1  # what we had stays
+    drag(window, [(x, y + 100) for x, y in PATH])
+    qtbot.waitUntil(lambda: len(window.replica.board) == 2, timeout=RMP_WAIT_MS)

@@ -131,7 +131,8 @@ class MainWindow(QMainWindow):
         self.join_progress.setMaximumWidth(160)
         self.join_progress.setFormat("board %p%")
         self.join_progress.hide()
-        self.statusBar().addWidget(self.join_progress)
+        # Permanent: a temporary message ("Joining: received …") would hide a normal one.
+        self.statusBar().addPermanentWidget(self.join_progress)
         for label in (
             self.transport_label,
             self.members_label,
