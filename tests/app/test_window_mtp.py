@@ -70,5 +70,12 @@ def test_a_viewer_sees_the_board_and_cannot_draw(qtbot: QtBot, net: NetConfig) -
     assert viewer.canvas.is_read_only()
     drag(viewer, [(x, y + 50) for x, y in PATH])
     drag(host, [(x, y + 150) for x, y in PATH])
-    qtbot.waitUntil(lambda: len(viewer.replica.board) == 2, timeout=WAIT_MS)
-    assert len(host.replica.board) == 2  # the viewer's drag sent nothing
+    qtbot.waitUntil(
+        lambda: len(viewer.replica.board) == 2 and len(host.replica.board) == 2,
+        timeout=WAIT_MS,
+    )
+    assert viewer.replica.board.hash() == host.replica.board.hash()
+    # The viewer's drag sent nothing: every op is the host's.
+    authors = {op.id.author for _, op in host.replica.board.log()}
+    assert authors == {host.transport.member_id}
+    assert viewer.transport.counters()["sent"] == 0
