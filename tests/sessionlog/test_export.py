@@ -1,0 +1,321 @@
+"""`whiteboard log info` and `export`: the documented schema, one row per record, partitions
+by UTC date, Parquet equal to JSON lines, and clear messages for files that are not logs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.sessionlog.strategies import body_records, headers
+from whiteboard.board import OpId, Stroke, Undo, encode_op
+from whiteboard.presence import BoardFingerprint, Presence, encode_presence
+from whiteboard.sessionlog import (
+    CountersRecord,
+    DeliveredRecord,
+    EndRecord,
+    FailureRecord,
+    JoinProgressRecord,
+    LocalOpRecord,
+    MemberRecord,
+    ProtocolRecord,
+    ReadyRecord,
+    Record,
+    SessionHeader,
+    SessionLogWriter,
+    StateReceivedRecord,
+    StateSentRecord,
+    new_header,
+)
+from whiteboard.sessionlog import export as export_module
+from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
+from whiteboard.sessionlog.export import PYARROW_HINT, ExportError, export_logs
+from whiteboard.sessionlog.rows import COLUMNS, rows_of
+from whiteboard.sessionlog.summary import summarize
+
+# Five seconds before midnight UTC, so that a session crosses into the next date.
+START = datetime(2024, 3, 9, 23, 59, 55, tzinfo=UTC).timestamp()
+DAY1, DAY2 = "2024-03-09", "2024-03-10"
+
+
+def us(seconds_after_start: float) -> int:
+    return round((START + seconds_after_start) * 1_000_000)
+
+
+STROKE = Stroke(OpId(9, 1), (0.0, 0.0, 10.0, 5.0, 20.0, 0.0), 0xFF000000, 2.0)
+PRESENCE = Presence("bob", 0xFF00FF00, BoardFingerprint(3, (5, 9, 1), "ab" * 32), 2, 1, 0)
+
+
+def every_kind() -> list[Record]:
+    return [
+        MemberRecord(us(0.1), 9, "active"),
+        JoinProgressRecord(us(0.2), 1, 2),
+        StateReceivedRecord(us(0.3), 4, 300_000, b"\x91\x01\x90\x90"),
+        ReadyRecord(us(0.4)),
+        DeliveredRecord(us(1), 9, (us(0.9), 9, 1), us(0.9), False, encode_op(STROKE)),
+        DeliveredRecord(us(2), 9, (us(1.9), 9, 2), us(1.9), True, encode_presence(PRESENCE)),
+        DeliveredRecord(us(3), 9, (2**64 - 1,), us(2.9), False, b"\x93\x01\x02"),
+        LocalOpRecord(us(4), encode_op(Undo(OpId(7, 2), OpId(7, 1)))),
+        StateSentRecord(us(6), 3, 1500),
+        ProtocolRecord(us(7), "nack_sent", {"source": 9, "options": 2, "ratio": float("nan")}),
+        FailureRecord(us(8), "member 9 is not heard from"),
+        CountersRecord(us(9), {"sent": 1, "delivered": 3}),
+        EndRecord(us(10)),
+    ]
+
+
+def make_header(session_id: str | None = None) -> SessionHeader:
+    header = new_header(
+        transport="rmp",
+        params={"profile": "lan"},
+        group="239.255.42.1:5000",
+        iface="127.0.0.1",
+        ttl=0,
+        member_id=7,
+        member_name="ann",
+        now=START,
+    )
+    return header if session_id is None else replace(header, session_id=session_id)
+
+
+def write(folder: Path, records: list[Record], session_id: str | None = None) -> Path:
+    with SessionLogWriter.create(make_header(session_id), folder) as writer:
+        for record in records:
+            writer.append(record)
+    return writer.path
+
+
+def jsonl_rows(out: Path) -> dict[str, list[dict[str, object]]]:
+    return {
+        file.parent.name: [json.loads(line) for line in file.read_text().splitlines()]
+        for file in sorted(out.glob("date=*/*.jsonl"))
+    }
+
+
+def test_jsonl_has_one_row_per_record_with_every_column_partitioned_by_date(
+    tmp_path: Path,
+) -> None:
+    log = write(tmp_path / "logs", every_kind())
+    result = export_logs([log], tmp_path / "out", "jsonl")
+    assert (result.sessions, result.rows, result.failed) == (1, 14, ())
+    sid = log.stem.rsplit("-", 1)[1]  # the session id ends the file name
+    assert sorted(p.relative_to(tmp_path / "out").as_posix() for p in result.files) == [
+        f"date={DAY1}/part-{sid}.jsonl",
+        f"date={DAY2}/part-{sid}.jsonl",
+    ]
+    by_date = jsonl_rows(tmp_path / "out")
+    rows = by_date[f"date={DAY1}"] + by_date[f"date={DAY2}"]
+    assert [r["seq"] for r in rows] == list(range(14))
+    for row in rows:
+        assert list(row) == [name for name, _ in COLUMNS]
+        assert row["session_id"] == sid and row["transport"] == "rmp"
+        assert row["local_member"] == 7
+        assert isinstance(row["t_us"], int)
+        day = DAY1 if row["t_us"] < us(5) else DAY2
+        assert row in by_date[f"date={day}"]
+    kinds = [r["kind"] for r in rows]
+    assert kinds == [
+        "header", "member", "join_progress", "state_received", "ready", "delivered",
+        "delivered", "delivered", "local_op", "state_sent", "protocol", "failure", "counters",
+        "end",
+    ]  # fmt: skip
+    (
+        header,
+        member,
+        progress,
+        state,
+        _,
+        stroke,
+        presence,
+        bad,
+        undo,
+        sent,
+        nack,
+        fail,
+        counters,
+        _,
+    ) = rows
+    assert json.loads(header["event_fields"])["params"] == {"profile": "lan"}
+    assert (member["member"], member["state"]) == (9, "active")
+    assert (progress["received"], progress["total"]) == (1, 2)
+    assert (state["size_bytes"], state["duration_us"]) == (4, 300_000)
+    assert stroke["order_key"] == [us(0.9), 9, 1] and stroke["sent_us"] == us(0.9)
+    assert (stroke["payload_kind"], stroke["op_kind"], stroke["op_author"]) == ("op", "STROKE", 9)
+    assert json.loads(stroke["op_fields"]) == {
+        "points": 3, "colour": 0xFF000000, "width": 2.0, "tool": "PEN"
+    }  # fmt: skip
+    assert presence["payload_kind"] == "presence" and presence["late"] is True
+    assert json.loads(presence["event_fields"])["name"] == "bob"
+    assert bad["payload_kind"] == "invalid" and bad["reason"]
+    assert bad["order_key"] is None  # beyond int64: not a key any engine can hold
+    assert (undo["op_kind"], json.loads(undo["op_fields"])) == ("UNDO", {"target": "7:1"})
+    assert (sent["request"], sent["duration_us"]) == (3, 1500)
+    assert nack["name"] == "nack_sent"
+    assert json.loads(nack["event_fields"]) == {"options": 2, "ratio": None, "source": 9}
+    assert fail["reason"] == "member 9 is not heard from"
+    assert json.loads(counters["event_fields"]) == {"delivered": 3, "sent": 1}
+
+
+def test_parquet_holds_the_same_rows_with_the_documented_types(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    log = write(tmp_path / "logs", every_kind())
+    export_logs([log], tmp_path / "jsonl", "jsonl")
+    result = export_logs([log], tmp_path / "parquet", "parquet")
+    assert result.rows == 14 and len(result.files) == 2
+    expected = jsonl_rows(tmp_path / "jsonl")
+    types = {"string": pa.string(), "int64": pa.int64(), "bool": pa.bool_()}
+
+    def documented(kind: str, actual: object) -> bool:
+        if kind == "list<int64>":  # the item's field name is Parquet's business
+            return pa.types.is_list(actual) and actual.value_type == pa.int64()
+        return actual == types[kind]
+
+    for file in sorted((tmp_path / "parquet").glob("date=*/*.parquet")):
+        table = pq.read_table(file, partitioning=None)
+        assert [f.name for f in table.schema] == [name for name, _ in COLUMNS]
+        for (_, kind), field in zip(COLUMNS, table.schema, strict=True):
+            assert documented(kind, field.type), field
+        assert table.to_pylist() == expected[file.parent.name]
+
+
+def test_without_pyarrow_parquet_is_refused_saying_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(export_module, "parquet_available", lambda: False)
+    log = write(tmp_path / "logs", [])
+    with pytest.raises(ExportError) as caught:
+        export_logs([log], tmp_path / "out", "parquet")
+    assert str(caught.value) == PYARROW_HINT
+    assert "pyarrow" in PYARROW_HINT and "--format jsonl" in PYARROW_HINT
+    assert not (tmp_path / "out").exists()
+
+
+def test_logs_that_cannot_be_read_are_reported_and_the_others_exported(tmp_path: Path) -> None:
+    good = write(tmp_path / "logs", every_kind())
+    foreign = tmp_path / "logs" / "notes.wblog"
+    foreign.write_text("shopping list\n")
+    torn = write(tmp_path / "logs", every_kind())
+    torn.write_bytes(torn.read_bytes()[:-3])
+    result = export_logs([tmp_path / "logs"], tmp_path / "out", "jsonl")  # a folder
+    assert result.sessions == 2
+    assert result.failed == ('"notes.wblog" is not a whiteboard session log',)
+    assert any("torn record" in w for w in result.warnings)
+    assert good.exists()
+
+
+def test_exporting_again_replaces_the_files_and_leaves_no_temporaries(tmp_path: Path) -> None:
+    log = write(tmp_path / "logs", every_kind())
+    for _ in range(2):
+        result = export_logs([log], tmp_path / "out")
+    assert sum(len(rows) for rows in jsonl_rows(tmp_path / "out").values()) == result.rows
+    assert not list((tmp_path / "out").rglob(".*"))
+
+
+def test_a_session_id_never_names_a_path(tmp_path: Path) -> None:
+    log = tmp_path / "evil.wblog"
+    with SessionLogWriter(log, make_header("../../escaped")):
+        pass
+    result = export_logs([log], tmp_path / "out")
+    (file,) = result.files
+    assert file.parent.parent == tmp_path / "out"
+    assert file.name.startswith("part-x") and ".." not in file.name
+
+
+def test_the_same_session_twice_is_exported_once(tmp_path: Path) -> None:
+    log = write(tmp_path / "logs", [])
+    copy = tmp_path / "copy.wblog"
+    copy.write_bytes(log.read_bytes())
+    result = export_logs([log, copy], tmp_path / "out")
+    assert result.sessions == 1
+    assert "records the same session" in result.warnings[0]
+
+
+# -- info and the command line -----------------------------------------------------------------
+
+
+def test_info_summarises_the_session(tmp_path: Path) -> None:
+    summary = summarize(write(tmp_path, every_kind()))
+    assert summary["transport"] == "rmp" and summary["member_name"] == "ann"
+    assert summary["started"] == "2024-03-09T23:59:55.000+00:00"
+    assert summary["duration_s"] == 10.0
+    assert summary["joined_after_ms"] == 400
+    assert summary["delivered"] == {"total": 3, "presences": 1, "late": 1, "ops": 2, "origins": 1}
+    assert summary["sent"] == {"total": 1, "presences": 0, "ops": 1}
+    assert summary["states_received"] == [{"bytes": 4, "join_ms": 300}]
+    assert summary["states_sent"] == 1
+    assert summary["protocol_events"] == {"nack_sent": 1}
+    assert summary["first_failures"] == ["member 9 is not heard from"]
+    assert summary["last_counters"] == {"sent": 1, "delivered": 3}
+    assert summary["ended_cleanly"] and summary["warnings"] == []
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    # Wired as whiteboard/cli.py wires it.
+    parser = argparse.ArgumentParser(prog="whiteboard")
+    add_log_parser(parser.add_subparsers(dest="command", required=True))
+    return parser.parse_args(argv)
+
+
+def test_log_info_prints_a_summary_or_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = write(tmp_path, every_kind())
+    assert run_log(parse("log", "info", str(log))) == 0
+    text = capsys.readouterr().out
+    assert f"session {log.stem.rsplit('-', 1)[1]}" in text
+    assert "transport    rmp (profile=lan) on 239.255.42.1:5000" in text
+    assert "ended        cleanly" in text
+    assert run_log(parse("log", "info", "--json", str(log))) == 0
+    assert json.loads(capsys.readouterr().out)["records"] == 14
+
+
+def test_log_info_of_a_foreign_file_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "picture.png"
+    other.write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    assert run_log(parse("log", "info", str(other))) == 2
+    captured = capsys.readouterr()
+    assert captured.err == 'whiteboard: "picture.png" is not a whiteboard session log\n'
+    assert captured.out == ""
+
+
+def test_log_export_reports_each_unusable_file_and_fails(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = write(tmp_path, every_kind())
+    empty = tmp_path / "empty.wblog"
+    empty.touch()
+    code = run_log(parse("log", "export", str(log), str(empty), "--out", str(tmp_path / "o")))
+    captured = capsys.readouterr()
+    assert code == 2
+    assert 'whiteboard: "empty.wblog" is empty, not a session log: not exported' in captured.err
+    assert "exported 1 session (14 rows)" in captured.out
+
+
+def test_recording_options_parse() -> None:
+    parser = argparse.ArgumentParser()
+    add_recording_options(parser)
+    args = parser.parse_args(["--log-dir", "/tmp/x", "--no-log"])
+    assert (args.log_dir, args.no_log) == (Path("/tmp/x"), True)
+    assert parser.parse_args([]).log_dir is None
+
+
+@settings(max_examples=150)
+@given(headers, st.lists(body_records, max_size=10))
+def test_any_records_make_rows_of_the_schema_that_json_can_hold(
+    header: SessionHeader, records: list[Record]
+) -> None:
+    for row in rows_of(header, iter(records)):
+        assert list(row) == [name for name, _ in COLUMNS]
+        json.dumps(row, allow_nan=False)  # no NaN, no bytes, str keys only
+        for field in ("op_fields", "event_fields"):
+            if row[field] is not None:
+                assert isinstance(json.loads(row[field]), dict)

@@ -1,0 +1,237 @@
+"""One flat row per log record: the export schema (docs/session-log.md, "Exported rows").
+
+Every row has every column, ``None`` where it does not apply, so that JSON lines and Parquet
+share one schema and a query engine (Spark) reads many sessions as one table. Nested values
+that vary by event (protocol event fields, counters, an op's fields) are JSON object text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from whiteboard.board import OpDecodeError, decode_op
+from whiteboard.board.ops import Clear, Erase, Move, Op, Redo, Shape, Stroke, Text, Undo
+from whiteboard.presence import PresenceDecodeError, decode_presence, is_presence
+from whiteboard.sessionlog.format import (
+    INT64_MAX,
+    INT64_MIN,
+    CountersRecord,
+    DeliveredRecord,
+    FailureRecord,
+    JoinProgressRecord,
+    LocalOpRecord,
+    MemberRecord,
+    ProtocolRecord,
+    Record,
+    SessionHeader,
+    StateReceivedRecord,
+    StateSentRecord,
+)
+
+Row = dict[str, Any]
+
+# (column, type): the export schema, in column order. Types: string, int64, bool, list<int64>.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("session_id", "string"),
+    ("seq", "int64"),
+    ("kind", "string"),
+    ("t_us", "int64"),
+    ("transport", "string"),
+    ("local_member", "int64"),
+    ("member", "int64"),
+    ("state", "string"),
+    ("origin", "int64"),
+    ("order_key", "list<int64>"),
+    ("sent_us", "int64"),
+    ("late", "bool"),
+    ("payload_kind", "string"),
+    ("size_bytes", "int64"),
+    ("op_kind", "string"),
+    ("op_author", "int64"),
+    ("op_counter", "int64"),
+    ("op_fields", "string"),
+    ("name", "string"),
+    ("event_fields", "string"),
+    ("received", "int64"),
+    ("total", "int64"),
+    ("duration_us", "int64"),
+    ("request", "int64"),
+    ("reason", "string"),
+)
+_EMPTY: Row = dict.fromkeys(name for name, _ in COLUMNS)
+
+
+def rows_of(header: SessionHeader, records: Iterator[Record]) -> Iterator[Row]:
+    """The header's row (seq 0), then one row per record, numbered on."""
+    yield header_row(header)
+    for seq, record in enumerate(records, start=1):
+        yield record_row(header, seq, record)
+
+
+def header_row(header: SessionHeader) -> Row:
+    row = _base(header, 0, header.t_us, "header")
+    row["event_fields"] = _json(
+        {
+            "app_version": header.app_version,
+            "group": header.group,
+            "iface": header.iface,
+            "member_name": header.member_name,
+            "params": dict(header.params),
+            "schema_version": header.schema_version,
+            "ttl": header.ttl,
+        }
+    )
+    return row
+
+
+def record_row(header: SessionHeader, seq: int, record: Record) -> Row:
+    row = _base(header, seq, record.t_us, record.kind.name.lower())
+    match record:
+        case DeliveredRecord():
+            row["origin"] = _i64(record.origin)
+            key = [_i64(k) for k in record.order_key]
+            row["order_key"] = None if None in key else key  # a key beyond int64: no key
+            row["sent_us"] = record.sent_us
+            row["late"] = record.late
+            _describe_payload(row, record.payload)
+        case LocalOpRecord():
+            _describe_payload(row, record.payload)
+        case MemberRecord():
+            row["member"] = _i64(record.member)
+            row["state"] = record.state
+        case JoinProgressRecord():
+            row["received"] = record.received
+            row["total"] = record.total
+        case StateReceivedRecord():
+            row["size_bytes"] = record.size
+            row["duration_us"] = record.join_us
+        case StateSentRecord():
+            row["request"] = record.request
+            row["duration_us"] = record.answer_us
+        case FailureRecord():
+            row["reason"] = record.reason
+        case ProtocolRecord():
+            row["name"] = record.name
+            row["event_fields"] = _json(record.fields)
+        case CountersRecord():
+            row["event_fields"] = _json(record.counters)
+    return row
+
+
+def date_of(t_us: int) -> str:
+    """The UTC date of a time, ``YYYY-MM-DD``: the partition a row goes to (``unknown`` for a
+    time no calendar has, which only a broken clock writes)."""
+    try:
+        return datetime.fromtimestamp(t_us / 1_000_000, UTC).strftime("%Y-%m-%d")
+    except (OverflowError, ValueError, OSError):
+        return "unknown"
+
+
+def _base(header: SessionHeader, seq: int, t_us: int, kind: str) -> Row:
+    row = dict(_EMPTY)
+    row.update(
+        session_id=header.session_id,
+        seq=seq,
+        kind=kind,
+        t_us=t_us,
+        transport=header.transport,
+        local_member=_i64(header.member_id),
+    )
+    return row
+
+
+def _describe_payload(row: Row, payload: bytes) -> None:
+    row["size_bytes"] = len(payload)
+    if is_presence(payload):
+        try:
+            presence = decode_presence(payload)
+        except PresenceDecodeError as exc:
+            row.update(payload_kind="invalid", reason=str(exc))
+            return
+        row["payload_kind"] = "presence"
+        row["event_fields"] = _json(
+            {
+                "name": presence.name,
+                "colour": presence.colour,
+                "ops": presence.board.ops,
+                "last_key": list(presence.board.last_key or ()),
+                "board_hash": presence.board.board_hash,
+                "nacks_sent": presence.nacks_sent,
+                "retransmissions": presence.retransmissions,
+                "late_delivered": presence.late_delivered,
+            }
+        )
+        return
+    try:
+        op = decode_op(payload)
+    except OpDecodeError as exc:
+        row.update(payload_kind="invalid", reason=str(exc))
+        return
+    row.update(
+        payload_kind="op",
+        op_kind=op.kind.name,
+        op_author=_i64(op.id.author),
+        op_counter=_i64(op.id.counter),
+        op_fields=_json(op_fields(op)),
+    )
+
+
+def op_fields(op: Op) -> dict[str, Any]:
+    """What an op did, in a few numbers: sizes rather than contents (a stroke's point count,
+    a text's length), which is what analytics need and keeps the export small."""
+    match op:
+        case Stroke():
+            return {
+                "points": len(op.points) // 2,
+                "colour": op.colour,
+                "width": op.width,
+                "tool": op.tool.name,
+            }
+        case Shape():
+            return {
+                "x1": op.x1, "y1": op.y1, "x2": op.x2, "y2": op.y2,
+                "colour": op.colour, "width": op.width, "fill": op.fill,
+            }  # fmt: skip
+        case Text():
+            return {
+                "x": op.x,
+                "y": op.y,
+                "chars": len(op.text),
+                "colour": op.colour,
+                "font_size": op.font_size,
+            }
+        case Erase():
+            return {"targets": len(op.targets)}
+        case Move():
+            return {"targets": len(op.targets), "dx": op.dx, "dy": op.dy}
+        case Undo() | Redo():
+            return {"target": str(op.target)}
+        case Clear():
+            return {}
+    return {}
+
+
+def _i64(value: int) -> int | None:
+    return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+def _json(values: Mapping[str, Any]) -> str:
+    return json.dumps(_finite(dict(values)), sort_keys=True, separators=(",", ":"))
+
+
+def _finite(value: Any) -> Any:
+    # JSON has no NaN or infinity: a protocol field that is one becomes null.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    return value
+
+
+__all__ = ["COLUMNS", "Row", "date_of", "header_row", "op_fields", "record_row", "rows_of"]
