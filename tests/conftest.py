@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import random
+import tempfile
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -10,6 +11,9 @@ from whiteboard.net.sockets import GroupAddress
 
 # Qt tests run headless; set before any QApplication exists.
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+# Every session the app or a peer runs is recorded (docs/session-log.md): the tests' sessions
+# go to a folder of their own, not the user's data folder. Child processes inherit it.
+os.environ["WHITEBOARD_LOG_DIR"] = tempfile.mkdtemp(prefix="whiteboard-test-logs-")
 
 # The VM stalls for up to a second or two at random: a per-example deadline or the too-slow
 # health check would turn a stall into a failure that says nothing about the code.

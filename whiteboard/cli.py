@@ -1,4 +1,5 @@
-"""The ``whiteboard`` command: no subcommand opens the app; ``sim`` and ``peer`` are headless."""
+"""The ``whiteboard`` command: no subcommand opens the app; ``sim``, ``peer`` and ``log`` are
+headless."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import sys
 from collections.abc import Sequence
 
 from whiteboard import __version__
+from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
 from whiteboard.transport.registry import TRANSPORT_MODULES
 
 
@@ -141,6 +143,9 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument(
         "--role", choices=["master", "producer", "consumer"], default=None, help="MTP only"
     )
+    add_recording_options(peer)
+
+    add_log_parser(sub)
     return parser
 
 
@@ -204,6 +209,8 @@ def _run_peer(args: argparse.Namespace) -> int:
         wait_members=args.wait_members,
         linger=args.linger,
         params=params,
+        log_dir=args.log_dir,
+        record=not args.no_log,
     )
     _print(run_peer(config), args.json)
     return 0
@@ -236,6 +243,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "sim":
             return _run_sim(args)
+        if args.command == "log":
+            return run_log(args)
         return _run_peer(args)
     except (ValueError, OSError) as exc:  # TransportUnavailable is a ValueError
         print(f"whiteboard: {exc}", file=sys.stderr)

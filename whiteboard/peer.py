@@ -8,12 +8,22 @@ import signal
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
+from whiteboard.app.files import describe_os_error
 from whiteboard.board import encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
 from whiteboard.net.runtime import NetConfig, open_transport
 from whiteboard.replica import Replica
+from whiteboard.sessionlog import (
+    RecordingHandler,
+    SessionHeader,
+    SessionLogWriter,
+    default_log_dir,
+    keep_flushing,
+    new_header,
+)
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
@@ -37,6 +47,8 @@ class PeerConfig:
     wait_members: int = 0  # other members to see before drawing
     linger: float = 1.0  # after the goal: keep serving repairs this long before leaving
     params: Mapping[str, object] = field(default_factory=dict)
+    record: bool = True  # write a session log (docs/session-log.md)
+    log_dir: Path | None = None  # None: WHITEBOARD_LOG_DIR, else the app's data folder
 
     def __post_init__(self) -> None:
         if self.send < 0:
@@ -64,13 +76,42 @@ class HeadlessPeer:
         self._finished = False
         self._stop_requested = False
         self._rng = random.Random(f"{config.name}:{config.net.seed}")
+        # The log's header needs the member id the transport draws, the transport needs its
+        # handler first: the handler records once it is given the writer, before open().
+        self._recorder = RecordingHandler(self._on_event, None, self.reactor.time)
         self.transport, self.carrier = open_transport(
             config.transport,
             config.net,
             self.reactor,
-            self._on_event,
+            self._recorder,
             config.params,
             on_finished=self._done,
+        )
+        self.log: SessionLogWriter | None = None
+        if config.record:
+            try:
+                self.log = SessionLogWriter.create(self._log_header(), config.log_dir)
+            except OSError as exc:
+                self.carrier.release()
+                self.reactor.close()
+                raise ValueError(
+                    f"cannot record the session in {config.log_dir or default_log_dir()}: "
+                    f"{describe_os_error(exc)} (choose another --log-dir, or --no-log)"
+                ) from None
+            self._recorder.writer = self.log
+            keep_flushing(self.reactor, self.log, counters=self.transport.counters)
+
+    def _log_header(self) -> SessionHeader:
+        cfg = self.config
+        return new_header(
+            transport=cfg.transport,
+            params=cfg.params,
+            group=str(cfg.net.group),
+            iface=cfg.net.iface,
+            ttl=cfg.net.ttl,
+            member_id=self.transport.member_id,
+            member_name=cfg.name,
+            now=self.reactor.time(),
         )
 
     def run(self) -> dict[str, object]:
@@ -90,6 +131,10 @@ class HeadlessPeer:
                 signal.signal(sig, handler)
             if not self._finished:
                 self.carrier.release()
+            if self.log is not None:
+                now = self.reactor.time()
+                self.log.record_counters(self.transport.counters(), now)
+                self.log.close(now)
             self.reactor.close()
         return self.report()
 
@@ -122,6 +167,7 @@ class HeadlessPeer:
             "counters": counters,
             "failures": self.failures,
             "elapsed_s": round(self.reactor.time() - self.started, 3),
+            "log": None if self.log is None else str(self.log.path),
         }
 
     # -- events ------------------------------------------------------------------------------
@@ -162,7 +208,10 @@ class HeadlessPeer:
             return
         self.sent += 1
         op = synthetic_stroke(self.transport.member_id, self.sent, self._rng)
-        self.transport.send(encode_op(op))
+        payload = encode_op(op)
+        self.transport.send(payload)
+        if self.log is not None:
+            self.log.record_local_op(payload, self.reactor.time())
         self.reactor.call_later(1.0 / self.config.rate, self._draw_next)
 
     def _check_goal(self) -> None:

@@ -16,6 +16,7 @@ from whiteboard.app.settings import (
     colour_for_name,
     login_name,
 )
+from whiteboard.sessionlog.cli import add_recording_options
 from whiteboard.transport.registry import TRANSPORT_MODULES
 
 EXIT_CANNOT_OPEN = 2
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="with --transport mtp: host (the session's master: start it first), producer "
         "(draws), or viewer (sees the board, cannot draw)",
     )
+    add_recording_options(parser)
     return parser
 
 
@@ -109,6 +111,8 @@ def run_app(argv: list[str]) -> int:
             settings.to_transport_params(),
             settings.display_name,
             colour=settings.colour,
+            log_dir=args.log_dir,
+            record=not args.no_log,
         )
     except (OSError, ValueError) as exc:  # TransportUnavailable is a ValueError
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")

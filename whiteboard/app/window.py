@@ -46,6 +46,12 @@ from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.replica import Replica
+from whiteboard.sessionlog import (
+    RecordingHandler,
+    SessionLogWriter,
+    keep_flushing,
+    new_header,
+)
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -91,8 +97,13 @@ class MainWindow(QMainWindow):
         display_name: str = "",
         parent: QWidget | None = None,
         colour: int = DEFAULT_COLOUR,
+        log_dir: Path | None = None,
+        record: bool = True,
     ) -> None:
         super().__init__(parent)
+        self.log_dir = log_dir
+        self.record = record
+        self.session_log: SessionLogWriter | None = None
         self.display_name = display_name or "anonymous"
         self.colour = colour
         self.replica = Replica()
@@ -155,14 +166,17 @@ class MainWindow(QMainWindow):
 
     def _open_session(self, spec: SessionSpec) -> None:
         self.spec = spec
+        self.reactor = QtReactor(self)
+        recorder = RecordingHandler(self._on_event, None, self.reactor.time)
         self.transport, self.carrier = open_transport(
             spec.transport,
             spec.net,
-            QtReactor(self),
-            self._on_event,
+            self.reactor,
+            recorder,
             dict(spec.params),
             on_finished=self._on_finished,
         )
+        self.session_log = recorder.writer = self._start_session_log(spec)
         self._finished = False
         self._leaving = False
         self.canvas.max_payload = self.transport.max_payload
@@ -180,6 +194,40 @@ class MainWindow(QMainWindow):
         self._refresh_status()
         self.statusBar().showMessage("Joining…")
         self.transport.open()
+
+    def _start_session_log(self, spec: SessionSpec) -> SessionLogWriter | None:
+        """This session's log (docs/session-log.md), or None if recording is off or the log
+        cannot be created: a session is never refused for want of a log."""
+        if not self.record:
+            return None
+        header = new_header(
+            transport=spec.transport,
+            params=spec.params,
+            group=str(spec.net.group),
+            iface=spec.net.iface,
+            ttl=spec.net.ttl,
+            member_id=self.transport.member_id,
+            member_name=self.display_name,
+            now=self.reactor.time(),
+        )
+        try:
+            writer = SessionLogWriter.create(header, self.log_dir)
+        except OSError as exc:
+            log.warning("this session is not recorded: %s", exc)
+            return None
+        keep_flushing(self.reactor, writer, counters=self.transport.counters)
+        return writer
+
+    def _record_sent(self, payload: bytes) -> None:
+        if self.session_log is not None:
+            self.session_log.record_local_op(payload, self.reactor.time())
+
+    def _close_session_log(self) -> None:
+        if self.session_log is not None:
+            now = self.reactor.time()
+            self.session_log.record_counters(self.transport.counters(), now)
+            self.session_log.close(now)
+            self.session_log = None
 
     def switch_session(self, spec: SessionSpec, fresh_board: bool = False) -> None:
         """Leave this session cleanly and join ``spec`` (other settings, or the same one again
@@ -288,14 +336,16 @@ class MainWindow(QMainWindow):
         return OpId(self.transport.member_id, next(self._counter))
 
     def _send_op(self, op: Op) -> bool:
+        payload = encode_op(op)
         try:
-            self.transport.send(encode_op(op))
+            self.transport.send(payload)
         except (ValueError, RuntimeError) as exc:
             # Too big for the transport, or not in a session any more: say so, keep running.
             self.canvas.forget_pending(op.id)
             self.history.forget(op.id)
             self.statusBar().showMessage(f"Could not send the drawing: {exc}", MESSAGE_MS)
             return False
+        self._record_sent(payload)
         return True
 
     def on_gesture(self, ops: list[OpId]) -> None:
@@ -480,10 +530,12 @@ class MainWindow(QMainWindow):
         due = force or self._presence_due or not idle
         if due or now - self._presence_sent_at >= IDLE_PRESENCE_MS / 1000:
             self._presence_due = False
+            payload = encode_presence(presence)
             try:
-                self.transport.send(encode_presence(presence))
+                self.transport.send(payload)
             except (ValueError, RuntimeError):
                 return  # leaving: nothing to tell
+            self._record_sent(payload)
             self.presences_sent += 1
             self._last_presence = state
             self._presence_sent_at = now
@@ -607,6 +659,7 @@ class MainWindow(QMainWindow):
     def _on_finished(self) -> None:
         self._finished = True
         self._presence_timer.stop()
+        self._close_session_log()
         if self._switch_to is not None:
             # Called from inside the old transport's pump: join once it has returned.
             QTimer.singleShot(0, self._join_switched)
@@ -639,6 +692,7 @@ class MainWindow(QMainWindow):
         log.warning("the %s transport did not finish leaving in time", self.transport.name)
         self.carrier.release()
         self._finished = True
+        self._close_session_log()
         self.close()
 
 
