@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from whiteboard.sim.session import SimSession
 from whiteboard.transport.events import Delivered, EventQueue, MemberChanged, Ready
 from whiteboard.transport.interface import COUNTER_NAMES, MemberState, TransportCore
 from whiteboard.transport.raw import RawDecodeError, RawPacket, RawType, make_core
@@ -221,3 +222,16 @@ def test_a_member_restarted_with_the_same_id_is_not_taken_for_duplicates() -> No
     payloads = [e.payload for e in queue.drain() if isinstance(e, Delivered)]
     assert payloads == [b"old1", b"old2", b"old3", b"new1", b"new2"]
     assert core.counters()["duplicates_dropped"] == 0
+
+
+def test_a_member_that_went_quiet_is_forgotten_without_the_timer_sticking() -> None:
+    """A float rounding regression: the forget deadline (last_heard + forget_after) and the
+    check (now - last_heard >= forget_after) disagreed for some times, so the timer woke the
+    core at the same instant forever (found with seed 6)."""
+    session = SimSession("raw", 2, seed=6)
+    session.start(0)
+    session.start(1)
+    session.network.run(until=5.0)
+    session.crash(1)
+    session.network.run(until=60.0)  # raised "woken 10000 times at t=35.001" before
+    assert session.peers[0].members[session.peers[1].member_id] == "left"

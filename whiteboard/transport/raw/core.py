@@ -163,11 +163,16 @@ class RawCore:
             self._emit(RawType.HELLO, now)
             self._next_hello = now + self._params.hello_interval
         for origin, member in list(self._members.items()):
-            silent = now - member.last_heard
-            if silent >= self._params.forget_after:
+            # Compared as get_timer computes its deadlines (last_heard + limit), not as
+            # now - last_heard: the two can round apart, and a timer due "now" that finds
+            # nothing due would be woken again at the same instant forever.
+            if now >= member.last_heard + self._params.forget_after:
                 del self._members[origin]
                 self._upper.member_changed(origin, MemberState.LEFT)
-            elif silent >= self._params.suspect_after and member.state is MemberState.ACTIVE:
+            elif (
+                now >= member.last_heard + self._params.suspect_after
+                and member.state is MemberState.ACTIVE
+            ):
                 member.state = MemberState.SUSPECTED
                 self._upper.member_changed(origin, MemberState.SUSPECTED)
 
