@@ -8,6 +8,7 @@ import json
 import logging
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from whiteboard import __version__
 from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
@@ -108,6 +109,29 @@ def build_parser() -> argparse.ArgumentParser:
         help="virtual seconds allowed after the last stroke",
     )
     sim.add_argument("--seed", type=int, default=1)
+    sim.add_argument(
+        "--workload",
+        choices=["uniform", "collab"],
+        default="uniform",
+        help="uniform: synthetic strokes round robin at --rate; collab: people drawing in turns "
+        "and bursts with idle gaps, each mostly in their own region, erasing, moving and "
+        "undoing, and sending presences as the app does (--rate is not used)",
+    )
+    sim.add_argument(
+        "--log-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="record every member's session log in DIR (one .wblog per member), "
+        "as the app would: see docs/session-log.md",
+    )
+    sim.add_argument(
+        "--start",
+        default=None,
+        metavar="TIME",
+        help="the logs' wall-clock time at the simulation's start, ISO 8601 "
+        "(default 2024-03-11T09:30:00Z; UTC unless a zone is given)",
+    )
 
     peer = sub.add_parser("peer", help="a headless member drawing synthetic strokes")
     _add_transport_options(peer, transports)
@@ -159,8 +183,12 @@ def _print(result: dict[str, object], one_line: bool) -> None:
 
 def _run_sim(args: argparse.Namespace) -> int:
     from whiteboard.sim.network import Impairment
+    from whiteboard.sim.recording import DEFAULT_START, parse_start
     from whiteboard.sim.scenario import ScenarioConfig, run_scenario
 
+    if args.start is not None and args.log_dir is None:
+        raise ValueError("--start sets the time in session logs: it needs --log-dir")
+    start = DEFAULT_START.timestamp() if args.start is None else parse_start(args.start)
     config = ScenarioConfig(
         transport=args.transport,
         peers=args.peers,
@@ -176,8 +204,16 @@ def _run_sim(args: argparse.Namespace) -> int:
         rate=args.rate,
         settle_s=args.settle_s,
         params={"profile": args.profile, **dict(args.param)},
+        workload=args.workload,
+        log_dir=args.log_dir,
+        start=start,
     )
-    _print(run_scenario(config), args.json)
+    result = run_scenario(config)
+    _print(result, args.json)
+    logs = result.get("logs")
+    if isinstance(logs, list):
+        # stdout is the result (one JSON line with --json): say where the logs went aside.
+        print(f"whiteboard sim: {len(logs)} session logs in {args.log_dir}", file=sys.stderr)
     return 0
 
 

@@ -1,16 +1,26 @@
 """The ``whiteboard sim`` scenario: M synthetic strokes spread over N peers, under impairments,
-run to completion (or a virtual-time limit), summarised as one JSON-able dict."""
+run to completion (or a virtual-time limit), summarised as one JSON-able dict.
+
+Optionally the ops are people's rather than round-robin strokes (``workload="collab"``:
+whiteboard/sim/workload.py), and every member records a session log
+(whiteboard/sim/recording.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from whiteboard.sim.network import Impairment
+from whiteboard.sim.recording import DEFAULT_START, SimRecorder
 from whiteboard.sim.session import ParamsFor, Peer, SimSession
+from whiteboard.sim.workload import CollabWorkload
 from whiteboard.transport.events import Delivered
+
+WORKLOADS = ("uniform", "collab")
 
 
 @dataclass(frozen=True)
@@ -23,8 +33,13 @@ class ScenarioConfig:
     rate: float = 100.0  # strokes per second, all peers together
     settle_s: float = 120.0  # virtual time allowed after the last stroke for repairs
     params: Mapping[str, object] = field(default_factory=dict)
+    workload: str = "uniform"  # or "collab": people drawing (--rate is not used)
+    log_dir: Path | None = None  # record every member's session log there
+    start: float = DEFAULT_START.timestamp()  # the logs' wall-clock time at virtual time 0
 
     def __post_init__(self) -> None:
+        if self.workload not in WORKLOADS:
+            raise ValueError(f"--workload must be one of {', '.join(WORKLOADS)}")
         if self.peers < 1:
             raise ValueError("--peers must be at least 1")
         if self.messages < 0:
@@ -63,13 +78,24 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         config.impairment,
         params_for_transport(config.transport, config.params),
     )
+    # The workload before the recorder: the recorder must see what the workload's members send.
+    workload = CollabWorkload(session, config.seed) if config.workload == "collab" else None
+    recorder = None
+    if config.log_dir is not None:
+        run_key = repr(dataclasses.replace(config, log_dir=None))
+        recorder = SimRecorder(session, config.log_dir, config.start, run_key)
     for index in range(config.peers):
         session.start(index)
     network = session.network
     # Draw once everyone has joined, so that latencies measure the protocol, not the join.
     network.run(until=60.0, stop=lambda: all(p.ready for p in session.peers))
     everyone = list(range(config.peers))
-    last_draw = session.schedule_draws(config.messages, config.rate, network.now + 0.1, everyone)
+    if workload is None:
+        last_draw = session.schedule_draws(
+            config.messages, config.rate, network.now + 0.1, everyone
+        )
+    else:
+        last_draw = workload.schedule(config.messages, network.now + 0.1)
     complete: set[int] = set()
 
     def note_complete(peer: Peer, event: Delivered) -> None:
@@ -123,12 +149,18 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         "recovery_ms_p99": percentile(session.recoveries_ms, 99),
         "recoveries": len(session.recoveries_ms),
         "virtual_ms": round(virtual_end * 1000.0, 3),
-        "events": network.events_processed,
+        # The recorder's flush timers are not the simulated session's events.
+        "events": network.events_processed - (recorder.ticks if recorder else 0),
     }
+    if workload is not None:
+        result["workload"] = config.workload
+        workload.stop()
     # Leave as the protocol says, so leaving is exercised too (bounded in virtual time).
     for peer in live:
         peer.station.transport.close()
     network.run(until=network.now + 30.0, stop=lambda: all(p.station.released for p in live))
     result["left_cleanly"] = all(p.station.released for p in live)
+    if recorder is not None:
+        result["logs"] = [str(path) for path in recorder.finish()]
     result["wall_s"] = round(time.perf_counter() - wall_start, 3)
     return result

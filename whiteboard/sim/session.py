@@ -8,7 +8,7 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from whiteboard.board import encode_op
+from whiteboard.board import Op, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
@@ -16,6 +16,7 @@ from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
     Event,
+    EventHandler,
     Failure,
     MemberChanged,
     Ready,
@@ -41,6 +42,9 @@ class Peer:
     members: dict[int, str] = field(default_factory=dict)
     ready_at: float | None = None
     started_at: float = 0.0
+
+
+HandlerWrapper = Callable[[Peer, Mapping[str, object], EventHandler], EventHandler]
 
 
 class SimSession:
@@ -70,6 +74,13 @@ class SimSession:
         self._delivered: list[set[bytes]] = [set() for _ in range(peers)]
         self.network.drop_observers.append(self._on_drop)
         self.on_delivered: Callable[[Peer, Delivered], None] | None = None
+        # Hooks for what watches members as an application would (whiteboard/sim/recording.py
+        # records their sessions, the collab workload announces their presence). Empty, they
+        # change nothing. A wrapper is given a booting peer, its transport's params and the
+        # handler it would get, and returns the handler to give instead; the last is outermost.
+        self.handler_wrappers: list[HandlerWrapper] = []
+        self.crash_observers: list[Callable[[Peer], None]] = []
+        self.send_observers: list[Callable[[Peer, bytes], None]] = []
 
     # -- control -----------------------------------------------------------------------------
 
@@ -81,13 +92,21 @@ class SimSession:
         peer.ready_at = None
         peer.started_at = self.network.now
         self._delivered[index] = set()
+        params = dict(self.params_for(index))
+
+        def handler(event: Event) -> None:
+            self._handle(peer, event)  # looked up per event: a test may wrap _handle later
+
+        wrapped: EventHandler = handler
+        for wrap in self.handler_wrappers:
+            wrapped = wrap(peer, params, wrapped)
         self.network.start(
             peer.station,
             name=self.transport,
             factory=self.factory,
             member_id=peer.member_id,
-            params=dict(self.params_for(index)),
-            handler=lambda event, peer=peer: self._handle(peer, event),
+            params=params,
+            handler=wrapped,
         )
         pending, peer.pending = peer.pending, []
         for payload in pending:  # drawn while the station was down
@@ -97,6 +116,8 @@ class SimSession:
         peer = self.peers[index]
         self.network.crash(peer.station)
         peer.ready = False
+        for observer in self.crash_observers:
+            observer(peer)
 
     def leave(self, index: int) -> None:
         self.peers[index].station.transport.close()
@@ -105,7 +126,12 @@ class SimSession:
         """Peer ``index`` draws one synthetic stroke (sent at once, or when it has joined)."""
         peer = self.peers[index]
         peer.counter += 1
-        op = synthetic_stroke(peer.member_id, peer.counter, self._stroke_rng)
+        return self.send_op(index, synthetic_stroke(peer.member_id, peer.counter, self._stroke_rng))
+
+    def send_op(self, index: int, op: Op) -> bytes:
+        """Peer ``index`` sends ``op``, one of its own (at once, or when it has joined)."""
+        peer = self.peers[index]
+        peer.counter = max(peer.counter, op.id.counter)
         payload = encode_op(op)
         self.sent_by[index].append(payload)
         if peer.station.up:
@@ -115,6 +141,13 @@ class SimSession:
         else:
             peer.pending.append(payload)
         return payload
+
+    def announce(self, index: int, payload: bytes) -> None:
+        """Peer ``index`` sends a payload that is not an op (a presence): no latency is
+        measured for it. Raises as ``transport.send`` does (not in a session, too large)."""
+        peer = self.peers[index]
+        peer.station.transport.send(payload)
+        self._sent(peer, payload)
 
     def schedule_draws(self, messages: int, rate: float, start: float, live: list[int]) -> float:
         """Message k is drawn by ``live[k % len(live)]`` at ``start + k / rate``; returns the
@@ -151,6 +184,11 @@ class SimSession:
     def _send(self, peer: Peer, payload: bytes) -> None:
         self.sent_at.setdefault(payload, self.network.now)
         peer.station.transport.send(payload)
+        self._sent(peer, payload)
+
+    def _sent(self, peer: Peer, payload: bytes) -> None:
+        for observer in self.send_observers:
+            observer(peer, payload)
 
     def _handle(self, peer: Peer, event: Event) -> None:
         if isinstance(event, Delivered):
