@@ -4,16 +4,28 @@
 from __future__ import annotations
 
 import itertools
+import math
 import random
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, Qt
-from PySide6.QtGui import QColor, QImage, QWheelEvent
+from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt
+from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from whiteboard.app.canvas import BACKGROUND, WHEEL_PAN_PER_NOTCH, BoardCanvas
+from whiteboard.app.render import (
+    AA_MARGIN,
+    CORNER_RADIUS,
+    THINNEST_DEVICE_PEN,
+    WHOLE,
+    bounds,
+    stroke_chunks,
+    stroke_path,
+    stroke_path_near,
+    stroke_pen,
+)
 from whiteboard.app.view import ZOOM_STEP
 from whiteboard.board import (
     Board,
@@ -28,6 +40,7 @@ from whiteboard.board import (
     Tool,
     Undo,
     synthetic_op,
+    synthetic_stroke,
 )
 
 RED = 0xFFFF0000
@@ -402,3 +415,103 @@ def test_a_whole_new_board_replaces_what_is_shown(qtbot: QtBot) -> None:
     session.canvas.board_changed(None)
     image = session.image()
     assert is_background(pixel(image, 60, 20)) and pixel(image, 60, 60).rgb() == rgb(BLUE)
+
+
+# -- repainting a change where it paints -------------------------------------------------------
+
+
+def test_a_stroke_cut_to_some_rectangles_paints_as_the_whole_one_in_them() -> None:
+    """stroke_path_near keeps the runs of a stroke's chunks near the rectangles: within the
+    rectangles, pixel for pixel what the whole stroke paints."""
+    rng = random.Random(11)
+    cut_some = 0
+    for i in range(60):
+        op = synthetic_stroke(1, i, rng)
+        assert isinstance(op, Stroke)
+        x0, y0, x1, y1 = bounds(op)
+        ox, oy = math.floor(x0) - 4, math.floor(y0) - 4
+        size = QSize(math.ceil(x1 - ox) + 4, math.ceil(y1 - oy) + 4)
+        # Small rectangles around some of the stroke's points, as a change along another
+        # stroke would give.
+        rects = []
+        for _ in range(rng.randint(1, 3)):
+            k = rng.randrange(len(op.points) // 2)
+            px, py = op.points[2 * k] - ox, op.points[2 * k + 1] - oy
+            w, h = rng.randint(4, 40), rng.randint(4, 40)
+            rects.append(QRect(round(px) - w // 2, round(py) - h // 2, w, h))
+        # As TileCache._paint_items: antialiasing and the thinnest pen reach a little farther.
+        extra = AA_MARGIN + THINNEST_DEVICE_PEN / 2.0
+        near_rects = [
+            (
+                r.left() + ox - extra,
+                r.top() + oy - extra,
+                r.right() + 1 + ox + extra,
+                r.bottom() + 1 + oy + extra,
+            )
+            for r in rects
+        ]
+        chunks = stroke_chunks(op.points, op.width / 2.0 + CORNER_RADIUS)
+        cut = stroke_path_near(op.points, chunks, near_rects)
+        whole = stroke_path(op.points)
+        if isinstance(cut, QPainterPath):
+            cut_some += 1
+            assert cut.elementCount() < whole.elementCount()
+        images = []
+        for path in (whole, None if cut is None else whole if cut == WHOLE else cut):
+            image = QImage(size, QImage.Format.Format_RGB32)
+            image.fill(QColor(255, 255, 255))
+            painter = QPainter(image)
+            painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+            painter.translate(-ox, -oy)
+            painter.setPen(stroke_pen(op.colour, max(op.width, THINNEST_DEVICE_PEN), op.tool))
+            if path is not None:
+                painter.drawPath(path)
+            painter.end()
+            images.append(image)
+        for r in rects:
+            assert images[0].copy(r) == images[1].copy(r)
+    assert cut_some > 20  # most of them were cut
+
+
+def test_a_late_stroke_under_many_others_is_repainted_exactly_where_it_paints(
+    qtbot: QtBot,
+) -> None:
+    """A stroke delivered late, under hundreds of others, is painted in only where it paints
+    (a chain of small rectangles along it, each object cut down to its part near them); so
+    are an erase and a move of objects under others. The tiles must equal a fresh rendering,
+    pixel for pixel."""
+    rng = random.Random(12)
+    session = Session(qtbot, size=(420, 320))
+    canvas = session.canvas
+    canvas.zoom_by(0.3, QPointF(0.0, 0.0))
+    ops = [synthetic_stroke(1 + i % 4, i, rng) for i in range(600)]
+    for i, op in enumerate(ops):
+        session.apply(op, (100 * (i + 1),))
+    session.image()
+    areas: list[int] = []
+    repaint = canvas._tiles._repaint
+
+    def counting(rects: list[tuple[float, float, float, float]], targets: list) -> None:
+        areas.append(len(rects))
+        repaint(rects, targets)
+
+    canvas._tiles._repaint = counting  # type: ignore[method-assign]
+    later: list[tuple[tuple[int, ...], Op]] = [
+        *(((100 * rng.randrange(1, 60) + 7,), synthetic_stroke(7, i, rng)) for i in range(6)),
+        ((100_000,), Erase(OpId(8, 1), (ops[5].id, ops[9].id))),
+        ((100_001,), Move(OpId(8, 2), (ops[12].id,), 150.0, 60.0)),
+    ]
+    for key, op in later:
+        session.apply(op, key)
+        session.image()
+    assert any(count > 1 for count in areas)  # repainted along strokes, not over their boxes
+    incremental = session.image()
+
+    fresh = BoardCanvas(lambda: session.board, lambda: OpId(9, 1))
+    qtbot.addWidget(fresh)
+    fresh.resize(420, 320)
+    fresh.set_view(canvas.view)
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    fresh.finish_rendering()
+    assert same_image(incremental, fresh.grab().toImage())

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from whiteboard.app.hit import Scene, content_bounds, segment_distance, touches
+from whiteboard.app.hit import Item, Scene, content_bounds, segment_distance, touches
 from whiteboard.app.view import Rect, rect_intersects
 from whiteboard.board import OpId, OpKind, Shape, Stroke, Text, synthetic_stroke
 
@@ -113,6 +113,25 @@ def test_scene_queries_match_a_linear_scan() -> None:
         assert [item.id for item in scene.in_rect(rect)] == expected  # z-order kept
     # Zoomed far out, a query over many cells scans everything and still agrees.
     assert len(scene.in_rect((-1e6, -1e6, 1e6, 1e6))) == 500
+
+
+def test_scene_find_stops_at_an_object_that_passes_the_test() -> None:
+    rng = random.Random(6)
+    ops = [synthetic_stroke(1, i, rng) for i in range(500)]
+    scene = make_scene(ops)
+    wanted = {op.id for op in ops if op.id.counter % 7 == 3}
+
+    def test(item: Item) -> bool:
+        return item.id in wanted
+
+    for _ in range(50):
+        x, y = rng.uniform(-100, 2100), rng.uniform(-100, 1600)
+        rect = (x, y, x + rng.uniform(0, 300), y + rng.uniform(0, 300))
+        expected = {item.id for item in scene.in_rect(rect) if item.id in wanted}
+        found = scene.find(rect, test)
+        assert (found is None) == (not expected)
+        assert found is None or found.id in expected
+    assert scene.find((-1e6, -1e6, 1e6, 1e6), lambda item: item.id == ops[-1].id) is not None
 
 
 def test_scene_moves_and_removes_objects() -> None:

@@ -13,7 +13,7 @@ What is shown is kept in three layers, so that a 10,000-stroke board stays fluid
   and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`;
 * the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
   the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
-  late op repaints only its own rectangle;
+  late op repaints only where it paints, and only what paints there;
 * the *overlay*, painted every frame: pending drawings, objects a tool has lifted (dimmed by
   the eraser, dragged by select) and the tool's preview.
 
@@ -47,7 +47,15 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.hit import Item, Scene, ZOrder
-from whiteboard.app.render import TILE, TileCache, TileKey, bounds, paint_object, text_box
+from whiteboard.app.render import (
+    TILE,
+    TileCache,
+    TileKey,
+    bounds,
+    paint_object,
+    paint_parts,
+    text_box,
+)
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
 from whiteboard.app.view import (
     ZOOM_STEP,
@@ -498,7 +506,7 @@ class BoardCanvas(QWidget):
     def _apply(self, before: _Before) -> None:
         """Show the objects of ``before`` as they are now, and repaint what changed: in the
         tiles for objects entering or leaving them, on screen for all."""
-        tile_dirty: list[tuple[Rect, Item | None]] = []
+        tile_dirty: list[tuple[Item, bool]] = []
         screen_dirty: list[Rect] = []
         for op_id, (old, was_tiled) in before.items():
             new = self._reshow(op_id)
@@ -508,45 +516,60 @@ class BoardCanvas(QWidget):
             if old is not None:
                 screen_dirty.append(old.rect)
                 if was_tiled:
-                    tile_dirty.append((old.rect, None))
+                    tile_dirty.append((old, False))
             if new is not None:
                 screen_dirty.append(new.rect)
                 if now_tiled:
-                    tile_dirty.append((new.rect, new if not was_tiled else None))
+                    tile_dirty.append((new, not was_tiled))
         self._invalidate_tiles(tile_dirty)
         self._refresh_all(screen_dirty)
 
-    def _invalidate_tiles(self, dirty: list[tuple[Rect, Item | None]]) -> None:
+    def _invalidate_tiles(self, dirty: list[tuple[Item, bool]]) -> None:
+        """Repaint in the tiles where objects left or entered them: each (item, added), added
+        when the item is new to the tiles, else it is where one was or still is."""
         if not dirty:
             return
         top = self._tile_top
-        for _, item in dirty:
-            if item is not None and (top is None or item.order > top):
+        for item, added in dirty:
+            if added and (top is None or item.order > top):
                 top = item.order
         if len(dirty) == 1:
-            rect, item = dirty[0]
-            # A new object with nothing above it where it is (the usual delivery, and most late
-            # ones: reordering is among recent, concurrent strokes): painting it over the tiles
-            # is exact, and far cheaper than repainting everything under it.
+            item, added = dirty[0]
+            parts = paint_parts(item.op, item.dx, item.dy)
+            # A new object with nothing above it where it paints (the usual delivery, and many
+            # late ones: reordering is among recent, concurrent strokes): painting it over the
+            # tiles is exact, and far cheaper than repainting everything under it.
             on_top = None
-            if item is not None and (
-                item.order == top != self._tile_top
-                or not any(other.order > item.order for other in self._tile_items(rect))
-            ):
+            if added and (item.order == top != self._tile_top or not self._covered(item, parts)):
                 on_top = item
             self._tile_top = top
-            self._tiles.invalidate(rect, on_top)
+            self._tiles.invalidate(item.rect, on_top, parts)
             return
         self._tile_top = top
         if len(dirty) > MAX_DIRTY_RECTS:
             union: Rect | None = None
-            for rect, _ in dirty:
-                union = rect_union(union, rect)
+            for item, _ in dirty:
+                union = rect_union(union, item.rect)
             assert union is not None
             self._tiles.invalidate(union)
             return
-        for rect, _ in dirty:
-            self._tiles.invalidate(rect)
+        for item, _ in dirty:
+            self._tiles.invalidate(item.rect, None, paint_parts(item.op, item.dx, item.dy))
+
+    def _covered(self, item: Item, parts: list[Rect]) -> bool:
+        """Whether an object in the tiles above ``item`` paints where it does (antialiasing
+        included)."""
+        margin = self._tiles.aa_margin
+        areas = [rect_inflated(part, margin) for part in parts]
+        order = item.order
+
+        def above(other: Item) -> bool:
+            if other.order <= order or not self._tiled(other):
+                return False
+            x0, y0, x1, y1 = rect_inflated(other.rect, margin)
+            return any(x0 <= a[2] and a[0] <= x1 and y0 <= a[3] and a[1] <= y1 for a in areas)
+
+        return self._scene.find(rect_inflated(item.rect, margin), above) is not None
 
     def _rebuild(self) -> None:
         """Show a whole board afresh (the first, or one loaded from a state)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from whiteboard.app.view import Rect, rect_contains, rect_intersects, rect_translated, rect_union
@@ -341,8 +341,9 @@ class Scene:
             return None
         return [(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1)]
 
-    def in_rect(self, rect: Rect) -> list[Item]:
-        """The objects whose rectangle meets ``rect``, in z-order (bottom first)."""
+    def in_rect(self, rect: Rect, ordered: bool = True) -> list[Item]:
+        """The objects whose rectangle meets ``rect``, in z-order (bottom first) unless not
+        ``ordered``."""
         cell = self.CELL
         x0, y0 = math.floor(rect[0] / cell), math.floor(rect[1] / cell)
         x1, y1 = math.floor(rect[2] / cell), math.floor(rect[3] / cell)
@@ -359,8 +360,35 @@ class Scene:
                     if bucket:
                         ids |= bucket
             found = [items[i] for i in ids if rect_intersects(items[i].rect, rect)]
-        found.sort(key=_order_of)
+        if ordered:
+            found.sort(key=_order_of)
         return found
+
+    def find(self, rect: Rect, test: Callable[[Item], bool]) -> Item | None:
+        """An object whose rectangle meets ``rect`` and passes ``test``, None if none does;
+        stops at the first found."""
+        cell = self.CELL
+        x0, y0 = math.floor(rect[0] / cell), math.floor(rect[1] / cell)
+        x1, y1 = math.floor(rect[2] / cell), math.floor(rect[3] / cell)
+        items = self._items
+        groups: list[Iterable[OpId]]
+        if (x1 - x0 + 1) * (y1 - y0 + 1) > self.MAX_QUERY_CELLS:
+            groups = [items]
+        else:
+            cells = self._cells
+            groups = [self._big]
+            groups += [
+                bucket
+                for x in range(x0, x1 + 1)
+                for y in range(y0, y1 + 1)
+                if (bucket := cells.get((x, y)))
+            ]
+        for group in groups:
+            for op_id in group:
+                item = items[op_id]
+                if rect_intersects(item.rect, rect) and test(item):
+                    return item
+        return None
 
     def touching(self, brush: Segment, radius: float) -> list[Item]:
         """The objects a brush touches (see :func:`touches`), in z-order."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -61,6 +62,15 @@ def _guard_none_refcount() -> None:
 
 
 _guard_none_refcount()
+
+# Qt's raster engine hands every fill of 96 spans or more in a colour that is not opaque (a
+# highlighter, anything painted at an opacity) to a thread pool and waits for it: for shapes
+# the size of a stroke the hand-off costs several times the fill (a highlighter stroke took
+# 200 us instead of 45 on two cores, and a board is a tenth highlighter). This is Qt's switch
+# for that pool (it also makes large image scaling and conversion serial); Qt reads it once,
+# when the pool is first wanted, so it must be set before anything is painted. Set in the
+# environment already, it is left as it is.
+os.environ.setdefault("QT_NO_GUI_THREADPOOL", "1")
 
 # A highlighter keeps its hue but lets what is under it show through.
 HIGHLIGHTER_ALPHA = 0.35
@@ -150,56 +160,86 @@ def _append_smooth(path: QPainterPath, coords: Sequence[float]) -> None:
         line_to(vx, vy)
 
 
-# What stroke_path_near answers when every segment is near: use the whole path.
+# Segments of a stroke per *chunk*: a run of consecutive segments with its bounding box, so
+# that the part of a stroke near a small area is found by testing a few boxes rather than
+# every segment (see stroke_path_near), and the area a new stroke paints is a chain of small
+# boxes along it rather than its whole bounding box (see paint_parts).
+CHUNK_SEGMENTS = 4
+# (first point, last point, x0, y0, x1, y1): points first..last, their box grown by a margin.
+Chunk = tuple[int, int, float, float, float, float]
+
+
+def stroke_chunks(coords: Sequence[float], grow: float) -> tuple[Chunk, ...]:
+    """The chunks of the polyline ``x0, y0, x1, y1, ...``, boxes grown by ``grow``.
+
+    The stroked path between two points stays within their points' box grown by the pen
+    (see :func:`stroke_path`: a corner's curve stays in the triangle of its control points,
+    which lie on the polyline), so a chunk's box grown by half the width bounds what the
+    chunk paints. Consecutive chunks share their end point. A tuple of tuples of numbers: once
+    cached it is no work for the garbage collector."""
+    xs, ys = coords[0::2], coords[1::2]
+    last = len(xs) - 1
+    chunks: list[Chunk] = []
+    for first in range(0, last, CHUNK_SEGMENTS):
+        stop = min(first + CHUNK_SEGMENTS, last)
+        cx, cy = xs[first : stop + 1], ys[first : stop + 1]
+        chunks.append((first, stop, min(cx) - grow, min(cy) - grow, max(cx) + grow, max(cy) + grow))
+    return tuple(chunks)
+
+
+def paint_parts(op: DrawingOp, dx: float = 0.0, dy: float = 0.0) -> list[Rect]:
+    """Rectangles that together cover what ``op`` paints at offset (dx, dy), pen included,
+    antialiasing not: a long stroke's chunks, or the bounds of anything else."""
+    if isinstance(op, Stroke) and len(op.points) > 2:
+        return [
+            (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+            for _, _, x0, y0, x1, y1 in stroke_chunks(op.points, op.width / 2.0)
+        ]
+    x0, y0, x1, y1 = bounds(op)
+    return [(x0 + dx, y0 + dy, x1 + dx, y1 + dy)]
+
+
+# What stroke_path_near answers when every chunk is near: use the whole path.
 WHOLE = "whole"
 
 
 def stroke_path_near(
-    coords: Sequence[float], rect: Rect, reach: float
+    coords: Sequence[float], chunks: Sequence[Chunk], rects: Sequence[Rect]
 ) -> QPainterPath | str | None:
-    """The parts of :func:`stroke_path` of ``coords`` that paint within ``rect``, for
-    repainting a small rectangle: stroking the whole of a long path, most of it clipped away,
+    """The parts of :func:`stroke_path` of ``coords`` that paint within ``rects``, for
+    repainting a small area: stroking the whole of a long path, most of it clipped away,
     costs Qt as much as painting it all.
 
-    ``reach`` is how far from its polyline the stroke paints (half its width plus the
-    antialiasing margin). Returns None if no segment comes near ``rect``, :data:`WHOLE` if
-    all of them do, else a path of the runs of segments that do, each with the points the
-    smoothing of its ends depends on. Within ``rect`` it paints exactly what the whole path
-    does: a run's cut ends are points whose segments are all farther than ``reach`` plus
-    :data:`CORNER_RADIUS`, which is as far as cutting there changes the curve and its cap.
+    ``chunks``: :func:`stroke_chunks` of ``coords`` grown by how far from its polyline the
+    stroke paints (half its width plus the antialiasing margin) plus :data:`CORNER_RADIUS`.
+    Returns None if no chunk comes near ``rects``, :data:`WHOLE` if all of them do (or so
+    many that cutting saves little), else a path of the runs of chunks that do. Within
+    ``rects`` it paints exactly what the whole path does: a run ends at a point it shares with
+    a chunk that is not near, so that point is farther than the stroke's reach plus
+    :data:`CORNER_RADIUS` from every rectangle, and cutting the path there changes it (its
+    curve about the point, a cap) only within that distance of the point.
     """
-    grow = reach + CORNER_RADIUS
-    x0, y0, x1, y1 = rect[0] - grow, rect[1] - grow, rect[2] + grow, rect[3] + grow
-    xs, ys = coords[0::2], coords[1::2]
-    count = len(xs)
     runs: list[list[int]] = []
     near = 0
-    for k, (ax, bx, ay, by) in enumerate(zip(xs, xs[1:], ys, ys[1:], strict=False)):
-        if (
-            (ax < x0 and bx < x0)
-            or (ax > x1 and bx > x1)
-            or (ay < y0 and by < y0)
-            or (ay > y1 and by > y1)
-        ):
-            continue
-        near += 1
-        if runs and k - runs[-1][1] <= 3:
-            runs[-1][1] = k  # close enough to share the points around the gap
-        else:
-            runs.append([k, k])
+    for first, last, x0, y0, x1, y1 in chunks:
+        for r in rects:
+            if x0 <= r[2] and r[0] <= x1 and y0 <= r[3] and r[1] <= y1:
+                near += 1
+                if runs and runs[-1][1] == first:
+                    runs[-1][1] = last
+                else:
+                    runs.append([first, last])
+                break
     if not runs:
         return None
-    # Building a path costs about what Qt saves on each segment left out: not worth it for
-    # a few.
-    if near * 3 > (count - 1) * 2:
+    if near == len(chunks):
+        return WHOLE
+    # Building a path costs about what Qt saves on each point left out: not worth it for a few.
+    if sum(last - first + 1 for first, last in runs) * 4 > len(coords) // 2 * 3:
         return WHOLE
     path = QPainterPath()
     for first, last in runs:
-        # Segment k joins points k and k + 1; one more point on each side shapes the curves
-        # at the run's ends.
-        start = max(first - 1, 0)
-        stop = min(last + 2, count - 1)
-        _append_smooth(path, coords[2 * start : 2 * stop + 2])
+        _append_smooth(path, coords[2 * first : 2 * last + 2])
     return path
 
 
@@ -374,8 +414,9 @@ class TileCache:
     blits the same tiles at other places and only tiles coming into view are rendered.
     Rendering goes a slice at a time (objects bottom first, until a deadline), so a dense
     board never blocks a frame; an incomplete tile shows what it has, or, just after a zoom,
-    the previous scale's tiles stretched to fit. A board change repaints only the changed
-    rectangle of the tiles in view it meets, and drops the others.
+    the previous scale's tiles stretched to fit. A board change repaints, in the tiles in
+    view, only where what changed paints (a long stroke is a chain of small rectangles), and
+    drops the other tiles it meets.
     """
 
     def __init__(self, items_in: ItemsIn, background: QColor) -> None:
@@ -386,6 +427,8 @@ class TileCache:
         self._tiles: dict[TileKey, _Tile] = {}
         self._fallback: _Layer | None = None
         self._paths: dict[OpId, QPainterPath | None] = {}
+        # Strokes' chunks grown by half the width and CORNER_RADIUS (see stroke_path_near).
+        self._chunks: dict[OpId, tuple[Chunk, ...]] = {}
         # The tiles the widget shows: repainted on a change, where others are dropped.
         self.visible: set[TileKey] = set()
 
@@ -427,9 +470,11 @@ class TileCache:
         self._tiles.clear()
         self._fallback = None
         self._paths.clear()
+        self._chunks.clear()
 
     def forget(self, op_id: OpId) -> None:
         self._paths.pop(op_id, None)
+        self._chunks.pop(op_id, None)
 
     def is_complete(self, keys: Iterable[TileKey]) -> bool:
         tiles = self._tiles
@@ -438,6 +483,11 @@ class TileCache:
     @property
     def has_fallback(self) -> bool:
         return self._fallback is not None
+
+    @property
+    def aa_margin(self) -> float:
+        """How far antialiasing bleeds past what an object paints, in board units."""
+        return AA_MARGIN / (self.scale * self.dpr)
 
     @property
     def min_width(self) -> float:
@@ -541,23 +591,40 @@ class TileCache:
         items: list[Item],
         start: int = 0,
         deadline: float = math.inf,
-        within: Rect | None = None,
+        within: Sequence[Rect] | None = None,
     ) -> int:
         """Paint ``items[start:]`` with the board origin at (bx, by) in the painter's logical
         coordinates, until ``deadline``; returns how far it got. ``within``: only what paints
-        in this board rectangle matters (the painter clips to it)."""
+        in these board rectangles matters (the caller keeps only that): objects that do not
+        come near them are skipped, and long strokes are cut down to their parts that do."""
         scale = self.scale
-        aa = AA_MARGIN / (scale * self.dpr)
         thinnest = self.min_width
         base = QTransform(scale, 0.0, 0.0, scale, bx, by)
         painter.setTransform(base)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         shifted = False
         clock = time.perf_counter
-        paths = self._paths
+        paths, all_chunks = self._paths, self._chunks
         set_pen, draw_path = painter.setPen, painter.drawPath
+        if within is not None:
+            # What an object paints stays within its rectangle (which holds its pen) grown
+            # by the antialiasing and by a pen widened to the thinnest; so does what a chunk
+            # of a stroke paints, within its box (which holds half the width and
+            # CORNER_RADIUS too).
+            extra = self.aa_margin + thinnest / 2.0
+            near_rects = [(r[0] - extra, r[1] - extra, r[2] + extra, r[3] + extra) for r in within]
         for index in range(start, len(items)):
             item = items[index]
+            op = item.op
+            if within is not None:
+                x0, y0, x1, y1 = item.rect
+                # The rectangles it paints in: a stroke cut down to them paints exactly as the
+                # whole one in them, and nothing outside its rectangle either.
+                local = [
+                    r for r in near_rects if r[0] <= x1 and x0 <= r[2] and r[1] <= y1 and y0 <= r[3]
+                ]
+                if not local:
+                    continue
             if item.dx or item.dy:
                 painter.setTransform(
                     QTransform(scale, 0.0, 0.0, scale, bx + item.dx * scale, by + item.dy * scale)
@@ -566,16 +633,22 @@ class TileCache:
             elif shifted:
                 painter.setTransform(base)
                 shifted = False
-            op = item.op
             if type(op) is Stroke and len(op.points) > 2:
                 # The hot path, inlined: most objects are strokes of several points.
-                path = paths.get(op.id)
+                op_id = op.id
+                path = paths.get(op_id)
                 if path is None:
-                    path = paths[op.id] = stroke_path(op.points)
+                    path = paths[op_id] = stroke_path(op.points)
                 if within is not None:
+                    chunks = all_chunks.get(op_id)
+                    if chunks is None:
+                        chunks = all_chunks[op_id] = stroke_chunks(
+                            op.points, op.width / 2.0 + CORNER_RADIUS
+                        )
                     dx, dy = item.dx, item.dy
-                    local = (within[0] - dx, within[1] - dy, within[2] - dx, within[3] - dy)
-                    near = stroke_path_near(op.points, local, op.width / 2.0 + aa)
+                    if dx or dy:
+                        local = [(r[0] - dx, r[1] - dy, r[2] - dx, r[3] - dy) for r in local]
+                    near = stroke_path_near(op.points, chunks, local)
                     if near is None:
                         continue
                     if not isinstance(near, str):
@@ -590,15 +663,25 @@ class TileCache:
                 return index + 1
         return len(items)
 
-    def invalidate(self, rect: Rect, on_top: Item | None = None) -> None:
+    def invalidate(
+        self, rect: Rect, on_top: Item | None = None, parts: Sequence[Rect] | None = None
+    ) -> None:
         """What is shown in board rectangle ``rect`` changed: repaint it in the complete
-        tiles in view, drop the other tiles that meet it. ``on_top``: the change is only
-        this object, added above everything else, so it is painted over what is there."""
+        tiles in view, drop the other tiles that meet it. ``parts``: rectangles within
+        ``rect`` that cover all that changed (a long stroke's chunks), so that only they are
+        repainted. ``on_top``: the change is only this object, added above everything else,
+        so it is painted over what is there."""
         # Antialiasing bleeds a device pixel or so past what an object paints.
-        margin = AA_MARGIN / (self.scale * self.dpr)
-        grown = (rect[0] - margin, rect[1] - margin, rect[2] + margin, rect[3] + margin)
+        margin = self.aa_margin
+        areas = [
+            (r[0] - margin, r[1] - margin, r[2] + margin, r[3] + margin)
+            for r in (parts if parts else (rect,))
+        ]
+        keys: dict[TileKey, None] = {}
+        for area in areas:
+            keys.update(dict.fromkeys(self.keys_for(area)))
         targets: list[tuple[TileKey, _Tile]] = []
-        for key in self.keys_for(grown):
+        for key in keys:
             tile = self._tiles.get(key)
             if tile is None:
                 continue
@@ -621,50 +704,70 @@ class TileCache:
                     finally:
                         painter.end()
             else:
-                self._repaint(grown, targets)
+                self._repaint(areas, targets)
         fallback = self._fallback
         if fallback is not None:
             unit = TILE / (fallback.scale * fallback.dpr)
             for key in list(fallback.tiles):
                 tile_rect = (key[0] * unit, key[1] * unit, (key[0] + 1) * unit, (key[1] + 1) * unit)
-                if rect_intersects(tile_rect, grown):
+                if any(rect_intersects(tile_rect, area) for area in areas):
                     del fallback.tiles[key]
 
-    def _repaint(self, rect: Rect, targets: list[tuple[TileKey, _Tile]]) -> None:
-        """Render board rectangle ``rect`` afresh, once, into a patch on the device pixel
-        grid, and copy the patch into each tile it meets: objects across a tile edge are
-        painted once, not once per tile."""
+    def _repaint(self, areas: list[Rect], targets: list[tuple[TileKey, _Tile]]) -> None:
+        """Render board rectangles ``areas`` afresh, once, into a patch on the device pixel
+        grid, and copy them from the patch into each tile they meet: objects across a tile
+        edge are painted once, not once per tile, and only the objects that come near the
+        areas are painted (the rest of the patch is not copied)."""
         scale, dpr = self.scale, self.dpr
         factor = scale * dpr
-        # The patch in scaled device coordinates (see the class docstring), out to whole
-        # pixels so that no half-cleared pixel is left at its edge, and within the tiles.
-        u0 = max(math.floor(rect[0] * factor), min(k[0] for k, _ in targets) * TILE)
-        v0 = max(math.floor(rect[1] * factor), min(k[1] for k, _ in targets) * TILE)
-        u1 = min(math.ceil(rect[2] * factor), (max(k[0] for k, _ in targets) + 1) * TILE)
-        v1 = min(math.ceil(rect[3] * factor), (max(k[1] for k, _ in targets) + 1) * TILE)
-        if u1 <= u0 or v1 <= v0:
+        # The patch in scaled device coordinates (see the class docstring), within the tiles;
+        # each area out to whole pixels so that no half-cleared pixel is left at its edge.
+        lo_u = min(k[0] for k, _ in targets) * TILE
+        lo_v = min(k[1] for k, _ in targets) * TILE
+        hi_u = (max(k[0] for k, _ in targets) + 1) * TILE
+        hi_v = (max(k[1] for k, _ in targets) + 1) * TILE
+        boxes: list[tuple[int, int, int, int]] = []
+        for area in areas:
+            u0 = max(math.floor(area[0] * factor), lo_u)
+            v0 = max(math.floor(area[1] * factor), lo_v)
+            u1 = min(math.ceil(area[2] * factor), hi_u)
+            v1 = min(math.ceil(area[3] * factor), hi_v)
+            if u0 < u1 and v0 < v1:
+                boxes.append((u0, v0, u1, v1))
+        if not boxes:
             return
+        u0, v0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+        u1, v1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
         patch = QPixmap(u1 - u0, v1 - v0)
         patch.setDevicePixelRatio(dpr)
         patch.fill(self.background)
-        board = (u0 / factor, v0 / factor, u1 / factor, v1 / factor)
-        margin = AA_MARGIN / factor
+        within = [(b[0] / factor, b[1] / factor, b[2] / factor, b[3] / factor) for b in boxes]
+        margin = self.aa_margin
         items = self._items_in(
-            (board[0] - margin, board[1] - margin, board[2] + margin, board[3] + margin)
+            (u0 / factor - margin, v0 / factor - margin, u1 / factor + margin, v1 / factor + margin)
         )
         painter = QPainter(patch)
         try:
             _prepare(painter)
-            self._paint_items(painter, -u0 / dpr, -v0 / dpr, items, within=board)
+            self._paint_items(painter, -u0 / dpr, -v0 / dpr, items, within=within)
         finally:
             painter.end()
         for key, tile in targets:
+            tx, ty = key[0] * TILE, key[1] * TILE
             painter = QPainter(tile.pixmap)
             try:
                 painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_Source)
-                painter.drawPixmap(
-                    QPointF((u0 - key[0] * TILE) / dpr, (v0 - key[1] * TILE) / dpr), patch
-                )
+                for b in boxes:
+                    # The box within this tile, in device pixels.
+                    x0, y0 = max(b[0], tx), max(b[1], ty)
+                    x1, y1 = min(b[2], tx + TILE), min(b[3], ty + TILE)
+                    if x0 >= x1 or y0 >= y1:
+                        continue
+                    painter.drawPixmap(
+                        QRectF((x0 - tx) / dpr, (y0 - ty) / dpr, (x1 - x0) / dpr, (y1 - y0) / dpr),
+                        patch,
+                        QRectF(x0 - u0, y0 - v0, x1 - x0, y1 - y0),
+                    )
             finally:
                 painter.end()
 
