@@ -21,8 +21,8 @@ from whiteboard.sessionlog import (
     SessionHeader,
     SessionLogWriter,
     default_log_dir,
+    header_on,
     keep_flushing,
-    new_header,
 )
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -103,12 +103,10 @@ class HeadlessPeer:
 
     def _log_header(self) -> SessionHeader:
         cfg = self.config
-        return new_header(
+        return header_on(
+            cfg.net,
             transport=cfg.transport,
             params=cfg.params,
-            group=str(cfg.net.group),
-            iface=cfg.net.iface,
-            ttl=cfg.net.ttl,
             member_id=self.transport.member_id,
             member_name=cfg.name,
             now=self.reactor.time(),

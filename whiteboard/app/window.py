@@ -49,8 +49,8 @@ from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
     SessionLogWriter,
+    header_on,
     keep_flushing,
-    new_header,
 )
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import (
@@ -200,12 +200,10 @@ class MainWindow(QMainWindow):
         cannot be created: a session is never refused for want of a log."""
         if not self.record:
             return None
-        header = new_header(
+        header = header_on(
+            spec.net,
             transport=spec.transport,
             params=spec.params,
-            group=str(spec.net.group),
-            iface=spec.net.iface,
-            ttl=spec.net.ttl,
             member_id=self.transport.member_id,
             member_name=self.display_name,
             now=self.reactor.time(),

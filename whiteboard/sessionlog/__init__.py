@@ -42,6 +42,7 @@ from whiteboard.sessionlog.reader import (
 )
 from whiteboard.sessionlog.recording import (
     RecordingHandler,
+    header_on,
     keep_flushing,
     new_header,
     recording_handler,
@@ -73,6 +74,7 @@ __all__ = [
     "StateReceivedRecord",
     "StateSentRecord",
     "default_log_dir",
+    "header_on",
     "keep_flushing",
     "new_header",
     "open_log",

@@ -12,6 +12,7 @@ from typing import Protocol
 
 from whiteboard import __version__
 from whiteboard.net.reactor import EpochClock, TimerHandle
+from whiteboard.net.runtime import NetConfig
 from whiteboard.sessionlog.format import (
     INT64_MIN,
     MAX_RECORD_BYTES,
@@ -73,6 +74,28 @@ def new_header(
         ttl=ttl,
         member_id=member_id,
         member_name=_text(member_name),
+    )
+
+
+def header_on(
+    net: NetConfig,
+    *,
+    transport: str,
+    params: Mapping[str, object],
+    member_id: int,
+    member_name: str,
+    now: float,
+) -> SessionHeader:
+    """:func:`new_header` for a session on real sockets, described by its ``NetConfig``."""
+    return new_header(
+        transport=transport,
+        params=params,
+        group=str(net.group),
+        iface=net.iface,
+        ttl=net.ttl,
+        member_id=member_id,
+        member_name=member_name,
+        now=now,
     )
 
 
@@ -220,6 +243,7 @@ __all__ = [
     "COUNTERS_EVERY_S",
     "RecordingHandler",
     "TimerSource",
+    "header_on",
     "keep_flushing",
     "new_header",
     "record_for",
