@@ -660,7 +660,9 @@ class MainWindow(QMainWindow):
         self._close_session_log()
         if self._switch_to is not None:
             # Called from inside the old transport's pump: join once it has returned.
-            QTimer.singleShot(0, self._join_switched)
+            # With the window as context: if it is gone by then, the call is dropped rather
+            # than made on a deleted object.
+            QTimer.singleShot(0, self, self._join_switched)
             return
         if not self._leaving:
             # The transport ended the session by itself: drawing would go nowhere.
@@ -669,7 +671,7 @@ class MainWindow(QMainWindow):
         if self._leave_timer is not None:
             self._leave_timer.stop()
             # Called from inside the transport's pump: close once it has returned.
-            QTimer.singleShot(0, self.close)
+            QTimer.singleShot(0, self, self.close)
 
     def _join_switched(self) -> None:
         spec, self._switch_to = self._switch_to, None
