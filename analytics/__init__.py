@@ -1,0 +1,38 @@
+"""Collaboration analytics over recorded whiteboard sessions, on Apache Spark.
+
+``python -m analytics metrics INPUT --out DIR`` reads session logs (``*.wblog``) or their
+export (``whiteboard log export``), groups the logs of one board into a *board session*, and
+writes one Parquet table per metric family. Every metric is defined in docs/analytics.md.
+
+* :mod:`~analytics.session`: the SparkSession (``local[*]`` by default, any ``--master``).
+* :mod:`~analytics.load`: session logs or exported rows into one DataFrame of rows.
+* :mod:`~analytics.metrics`: the metrics, DataFrame API only (they run unchanged on a cluster).
+* :mod:`~analytics.summary`: the few lines printed after a run.
+* :mod:`~analytics.__main__`: the command line.
+
+The package needs the ``analytics`` extra (PySpark, pyarrow) and Java 17; nothing else in the
+project imports it.
+"""
+
+# The tables of the ``metrics`` job, in the order they are written and described in
+# docs/analytics.md, with the columns each is sorted by.
+TABLES: dict[str, tuple[str, ...]] = {
+    "sessions": ("board_session",),
+    "contribution": ("board_session", "member"),
+    "participation": ("board_session",),
+    "turns": ("board_session",),
+    "turns_by_member": ("board_session", "member"),
+    "simultaneity": ("board_session",),
+    "idle_gaps": ("board_session", "start_us"),
+    "edits": ("board_session", "member"),
+    "network": ("board_session", "member"),
+    "network_by_transport": ("transport",),
+}
+
+
+class AnalyticsError(Exception):
+    """A problem a person can act on (no Java, no logs in the input, a bad option): the
+    command prints the message alone, without a traceback."""
+
+
+__all__ = ["TABLES", "AnalyticsError"]

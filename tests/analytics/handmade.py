@@ -1,0 +1,145 @@
+"""A small set of session logs written by hand, whose every metric is worked out by hand in
+test_metrics.py. Times are seconds after T0; ``at(s)`` is the microsecond time.
+
+Board session 1, group G1, logs of ann (the reference: she delivered all ten ops) and bob
+(joined at 4 s, so he delivered ops 3-10 only):
+
+    #   time  author  op                                     ink
+    1     0   ann     a:1 STROKE (0,0)-(3,4)-(3,10)          5 + 6 = 11
+    2     2   ann     a:2 STROKE (0,0)-(0,1)                 1
+    3     5   bob     b:1 STROKE (0,0)-(6,8)                 10
+    4     8   ann     a:3 RECT
+    5     9   bob     b:2 ERASE [a:2]                        (ann's work)
+    6   100   cy      c:1 STROKE (1,1)-(4,5)                 5
+    7   103   cy      c:2 MOVE [c:1, b:1]                    (one own, one bob's)
+    8   104   ann     a:4 UNDO a:3                           (her own)
+    9   180   bob     b:3 STROKE (0,0)-(0,2)                 2
+   10   181   bob     b:4 UNDO c:1                           (cy's: the board ignores it)
+
+cy recorded no log; dee drew nothing but bob's log saw her become active, and her presence
+reached ann's log. Board session 2: eve alone on G1, after board 1 ended. Board session 3:
+fay alone on G2, at the same time as board 1, never ready, no ops.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from whiteboard.board import Erase, Move, Op, OpId, OpKind, Shape, Stroke, Undo, encode_op
+from whiteboard.presence import BoardFingerprint, Presence, encode_presence
+from whiteboard.sessionlog import (
+    CountersRecord,
+    DeliveredRecord,
+    EndRecord,
+    MemberRecord,
+    ReadyRecord,
+    Record,
+    SessionHeader,
+    SessionLogWriter,
+)
+
+T0 = datetime(2024, 3, 11, 10, 0, 0, tzinfo=UTC)
+ANN, BOB, CY, DEE, EVE, FAY = 11, 22, 33, 44, 55, 66
+G1, G2 = "239.255.1.1:5000", "239.255.2.2:5000"
+BLACK = 0xFF000000
+
+BOARD1 = "2024-03-11T09:59:58Z rmp 239.255.1.1:5000"  # ann's log starts 2 s before T0
+BOARD2 = "2024-03-11T10:16:40Z rmp 239.255.1.1:5000"  # T0 + 1000 s
+BOARD3 = "2024-03-11T10:00:00Z rmp 239.255.2.2:5000"
+
+
+def at(seconds: float) -> int:
+    return round((T0.timestamp() + seconds) * 1_000_000)
+
+
+def stroke(author: int, counter: int, *points: float) -> Stroke:
+    return Stroke(OpId(author, counter), points, BLACK, 2.0)
+
+
+# (time, op): board session 1 in ann's delivery order.
+BOARD1_OPS: tuple[tuple[float, Op], ...] = (
+    (0, stroke(ANN, 1, 0, 0, 3, 4, 3, 10)),
+    (2, stroke(ANN, 2, 0, 0, 0, 1)),
+    (5, stroke(BOB, 1, 0, 0, 6, 8)),
+    (8, Shape(OpId(ANN, 3), OpKind.RECT, 0, 0, 50, 50, BLACK, 1.0)),
+    (9, Erase(OpId(BOB, 2), (OpId(ANN, 2),))),
+    (100, stroke(CY, 1, 1, 1, 4, 5)),
+    (103, Move(OpId(CY, 2), (OpId(CY, 1), OpId(BOB, 1)), 5.0, 5.0)),
+    (104, Undo(OpId(ANN, 4), OpId(ANN, 3))),
+    (180, stroke(BOB, 3, 0, 0, 0, 2)),
+    (181, Undo(OpId(BOB, 4), OpId(CY, 1))),
+)
+EVE_OPS: tuple[tuple[float, Op], ...] = (
+    (1001, stroke(EVE, 1, 0, 0, 30, 40)),
+    (1003, stroke(EVE, 2, 5, 5)),  # a dot: no length
+)
+
+
+def header(member: int, name: str, start: float, group: str = G1) -> SessionHeader:
+    return SessionHeader(
+        t_us=at(start),
+        session_id=f"{name}-{member}-log",
+        app_version="0.1.0",
+        transport="rmp",
+        params={"profile": "lan"},
+        group=group,
+        iface=None,
+        ttl=1,
+        member_id=member,
+        member_name=name,
+    )
+
+
+def delivered(time: float, op: Op, late: bool = False) -> DeliveredRecord:
+    key = (at(time), op.id.author, op.id.counter)
+    return DeliveredRecord(at(time), op.id.author, key, at(time), late, encode_op(op))
+
+
+def presence(time: float, member: int, name: str) -> DeliveredRecord:
+    payload = encode_presence(Presence(name, BLACK, BoardFingerprint(0, None, "00" * 32)))
+    return DeliveredRecord(at(time), member, (at(time), member, 99), at(time), False, payload)
+
+
+def write(folder: Path, head: SessionHeader, records: list[Record]) -> Path:
+    with SessionLogWriter.create(head, folder) as writer:
+        for record in sorted(records, key=lambda r: r.t_us):
+            writer.append(record)
+    return writer.path
+
+
+def write_logs(folder: Path) -> list[Path]:
+    """The four logs, in ``folder``."""
+    ann: list[Record] = [
+        ReadyRecord(at(-0.5)),  # joined after 1.5 s
+        MemberRecord(at(1), BOB, "active"),
+        MemberRecord(at(99), CY, "active"),
+        presence(50, DEE, "dee"),
+        CountersRecord(at(60), {"nacks_sent": 1, "nacks_received": 0, "retransmissions": 0}),
+        CountersRecord(at(199), {"nacks_sent": 3, "nacks_received": 1, "retransmissions": 2}),
+        EndRecord(at(200)),
+    ]
+    ann += [delivered(time, op, late=index == 8) for index, (time, op) in enumerate(BOARD1_OPS)]
+    bob: list[Record] = [
+        ReadyRecord(at(4)),  # joined after 3 s
+        MemberRecord(at(30), DEE, "active"),
+        CountersRecord(at(185), {"nacks_sent": 0, "nacks_received": 5, "retransmissions": 4}),
+        EndRecord(at(190)),
+    ]
+    bob += [
+        delivered(time + 0.01, op, late=index in (4, 5))
+        for index, (time, op) in enumerate(BOARD1_OPS)
+        if index >= 2
+    ]
+    eve: list[Record] = [
+        ReadyRecord(at(1000.5)),
+        *(delivered(time, op) for time, op in EVE_OPS),
+        EndRecord(at(1010)),
+    ]
+    fay: list[Record] = [EndRecord(at(30))]
+    return [
+        write(folder, header(ANN, "ann", -2), ann),
+        write(folder, header(BOB, "bob", 1), bob),
+        write(folder, header(EVE, "eve", 1000), eve),
+        write(folder, header(FAY, "fay", 0, G2), fay),
+    ]

@@ -1,0 +1,119 @@
+"""``python -m analytics metrics`` end to end on simulated sessions, in this process (so in
+the test run's one SparkSession), and the command's checks that need no Spark."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from pyspark.sql import SparkSession
+
+from analytics import TABLES
+from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
+from analytics.load import InputFormat, load_rows
+from whiteboard.board import decode_op
+from whiteboard.presence import is_presence
+from whiteboard.sessionlog import DeliveredRecord, read_log
+from whiteboard.sessionlog.export import export_logs
+from whiteboard.sessionlog.rows import COLUMNS
+
+SIMULATIONS = (  # (transport, seed, start): two board sessions, one per transport
+    ("rmp", 1, "2024-03-11T09:30:00Z"),
+    ("mtp", 2, "2024-03-12T09:30:00Z"),
+)
+
+
+@pytest.fixture(scope="module")
+def sim_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("sim-logs")
+    for transport, seed, start in SIMULATIONS:
+        options = ["--transport", transport, "--seed", str(seed), "--start", start]
+        options += ["--workload", "collab", "--peers", "3", "--messages", "60"]
+        options += ["--loss", "0.02", "--jitter-ms", "2", "--log-dir", str(folder), "--json"]
+        subprocess.run(
+            [sys.executable, "-m", "whiteboard", "sim", *options], check=True, capture_output=True
+        )
+    return folder
+
+
+def documented_columns() -> dict[str, list[str]]:
+    """The columns of each table as docs/analytics.md lists them ("The tables")."""
+    doc = (Path(__file__).parents[2] / "docs" / "analytics.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| `(\w+)` \| [^|]+ \| ([\w, ]+) \|$", doc, re.MULTILINE)
+    return {name: columns.split(", ") for name, columns in rows if name in TABLES}
+
+
+def ops_by_author(folder: Path) -> dict[str, Counter[int]]:
+    """Per multicast group (one board session each here), the ops each member made, counted
+    in plain Python from the logs: every log of a complete simulation delivered them all."""
+    counts: dict[str, Counter[int]] = {}
+    for path in sorted(folder.glob("*.wblog")):
+        log = read_log(path)
+        counted = Counter(
+            decode_op(record.payload).id.author
+            for record in log.records
+            if isinstance(record, DeliveredRecord) and not is_presence(record.payload)
+        )
+        # Every member's log agrees: no log is the odd one out.
+        assert counts.setdefault(log.header.group, counted) == counted, path.name
+    return counts
+
+
+def test_metrics_on_simulated_sessions(
+    spark: SparkSession, sim_logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "metrics"
+    assert main(["metrics", str(sim_logs), "--out", str(out)]) == EXIT_OK
+
+    documented = documented_columns()
+    for name in TABLES:
+        assert list((out / name).glob("*.parquet")), f"no {name} table"
+        assert pq.read_table(out / name).schema.names == documented[name], name
+    assert not (out / ".staging").exists()
+    sessions = pq.read_table(out / "sessions").to_pylist()
+    contribution = pq.read_table(out / "contribution").to_pylist()
+    group_of = {s["board_session"]: s["group"] for s in sessions}
+    assert sorted(s["transport"] for s in sessions) == ["mtp", "rmp"]
+    from_spark: dict[str, Counter[int]] = {}
+    for row in contribution:
+        if row["ops"]:
+            from_spark.setdefault(group_of[row["board_session"]], Counter())[row["member"]] = row[
+                "ops"
+            ]
+    assert from_spark == ops_by_author(sim_logs)
+    transports = {
+        row["transport"] for row in pq.read_table(out / "network_by_transport").to_pylist()
+    }
+    assert transports == {"mtp", "rmp"}
+
+    printed = capsys.readouterr().out
+    for board in group_of:
+        assert board in printed
+    assert "wrote 10 tables" in printed
+
+
+def test_a_parquet_export_is_read_with_the_documented_columns(
+    spark: SparkSession, sim_logs: Path, tmp_path: Path
+) -> None:
+    result = export_logs([sim_logs], tmp_path / "export", "parquet")
+    loaded = load_rows(spark, [str(tmp_path / "export")], tmp_path / "staging")
+    assert loaded.format is InputFormat.PARQUET and not loaded.geometry
+    names = [name for name, _ in COLUMNS] + ["ink_length", "target_authors"]
+    assert loaded.rows.columns == names
+    assert loaded.rows.count() == result.rows
+
+
+def test_inputs_that_are_neither_logs_nor_exports_are_refused_before_spark_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "notes.txt").write_text("hello")
+    assert main(["metrics", str(tmp_path), "--out", str(tmp_path / "out")]) == EXIT_PROBLEM
+    assert "holds no session logs (*.wblog) and no exported rows" in capsys.readouterr().err
+    missing = tmp_path / "nowhere"
+    assert main(["metrics", str(missing), "--out", str(tmp_path / "out")]) == EXIT_PROBLEM
+    assert f'"{missing}" does not exist' in capsys.readouterr().err

@@ -1,0 +1,239 @@
+"""Every metric of the ``metrics`` job on the hand-made logs of handmade.py, against numbers
+worked out by hand there and here. Spark runs the job once for the module (read from the
+.wblog files, so with op geometry), and once more from a JSON-lines export (without)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import SparkSession
+
+from analytics import TABLES
+from analytics.load import InputFormat, load_rows
+from analytics.metrics import MetricsConfig, compute
+from tests.analytics.handmade import (
+    ANN,
+    BOARD1,
+    BOARD2,
+    BOARD3,
+    BOB,
+    CY,
+    DEE,
+    EVE,
+    FAY,
+    G1,
+    G2,
+    at,
+    write_logs,
+)
+from whiteboard.sessionlog.export import export_logs
+
+Tables = dict[str, list[dict[str, Any]]]
+
+
+def collected(spark: SparkSession, inputs: list[str], staging: Path) -> Tables:
+    loaded = load_rows(spark, inputs, staging, InputFormat.AUTO)
+    tables = compute(loaded.rows, MetricsConfig(idle_s=60, window_s=10), loaded.geometry)
+    return {name: [row.asDict() for row in frame.collect()] for name, frame in tables.items()}
+
+
+@pytest.fixture(scope="module")
+def logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("handmade")
+    write_logs(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tables(spark: SparkSession, logs: Path, tmp_path_factory: pytest.TempPathFactory) -> Tables:
+    return collected(spark, [str(logs)], tmp_path_factory.mktemp("staging"))
+
+
+@pytest.fixture(scope="module")
+def tables_from_export(
+    spark: SparkSession, logs: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Tables:
+    out = tmp_path_factory.mktemp("export")
+    export_logs([logs], out, "jsonl")
+    return collected(spark, [str(out)], tmp_path_factory.mktemp("unused"))
+
+
+def by(rows: list[dict[str, Any]], *keys: str) -> dict[Any, dict[str, Any]]:
+    return {tuple(row[k] for k in keys) if len(keys) > 1 else row[keys[0]]: row for row in rows}
+
+
+def member_rows(tables: Tables, name: str, board: str = BOARD1) -> Iterator[tuple[int, dict]]:
+    for row in tables[name]:
+        if row["board_session"] == board:
+            yield row["member"], row
+
+
+def test_every_table_is_computed(tables: Tables) -> None:
+    assert list(tables) == list(TABLES)
+
+
+def test_logs_of_one_group_that_overlap_in_time_make_one_board_session(tables: Tables) -> None:
+    sessions = by(tables["sessions"], "board_session")
+    assert set(sessions) == {BOARD1, BOARD2, BOARD3}
+    one = sessions[BOARD1]
+    assert (one["transport"], one["group"], one["logs"]) == ("rmp", G1, 2)
+    assert (one["start_us"], one["end_us"]) == (at(-2), at(200))
+    # ann delivered 10 ops, bob 8: ann's log is the reference.
+    assert one["reference_session_id"] == f"ann-{ANN}-log"
+    assert (one["members"], one["ops"]) == (4, 10)
+    assert (one["first_op_us"], one["last_op_us"], one["op_span_s"]) == (at(0), at(181), 181.0)
+    assert (one["idle_gaps"], one["idle_s"]) == (2, 91.0 + 76.0)
+    # eve's log, same group but after board 1 ended; fay's, same time on another group.
+    assert (sessions[BOARD2]["logs"], sessions[BOARD2]["ops"]) == (1, 2)
+    assert sessions[BOARD3]["group"] == G2
+    assert (sessions[BOARD3]["ops"], sessions[BOARD3]["first_op_us"]) == (0, None)
+    assert (sessions[BOARD3]["idle_gaps"], sessions[BOARD3]["idle_s"]) == (0, 0.0)
+
+
+def test_members_are_everyone_seen_named_by_their_logs_and_presences(tables: Tables) -> None:
+    names = {member: row["name"] for member, row in member_rows(tables, "contribution")}
+    # cy drew but recorded nothing and sent no presence; dee only became active and said hi.
+    assert names == {ANN: "ann", BOB: "bob", CY: None, DEE: "dee"}
+
+
+def test_contribution(tables: Tables) -> None:
+    rows = dict(member_rows(tables, "contribution"))
+    expected = {
+        # member: ops, strokes, ink (sum of segment lengths), active s (own gaps <= 60 s)
+        ANN: (4, 2, 11.0 + 1.0, 2 + 6),  # ops at 0, 2, 8, 104: the 96 s gap is idle
+        BOB: (4, 2, 10.0 + 2.0, 4 + 1),  # 5, 9, 180, 181
+        CY: (2, 1, 5.0, 3),  # 100, 103
+        DEE: (0, 0, 0.0, 0),
+    }
+    for member, (ops, strokes, ink, active) in expected.items():
+        row = rows[member]
+        assert (row["ops"], row["strokes"], row["ink_length"]) == (ops, strokes, ink)
+        assert row["active_s"] == pytest.approx(active)
+        assert row["op_share"] == pytest.approx(ops / 10)
+        assert row["ink_share"] == pytest.approx(ink / 29)
+        assert row["active_share"] == pytest.approx(active / 16)
+    eve = dict(member_rows(tables, "contribution", BOARD2))[EVE]
+    assert (eve["ops"], eve["ink_length"], eve["active_s"]) == (2, 50.0, 2.0)  # and a dot
+
+
+def test_participation_gini_over_op_counts_zero_for_silent_members_included(
+    tables: Tables,
+) -> None:
+    rows = by(tables["participation"], "board_session")
+    one = rows[BOARD1]
+    # Counts sorted 0, 2, 4, 4: 2 * (1*0 + 2*2 + 3*4 + 4*4) / (4 * 10) - 5/4 = 0.35; the
+    # same as the mean absolute difference over all ordered pairs, 28 / 16, over 2 * 2.5.
+    assert one["gini"] == pytest.approx(0.35)
+    assert (one["members"], one["contributors"], one["ops"]) == (4, 3, 10)
+    assert one["top_op_share"] == pytest.approx(0.4)
+    assert rows[BOARD2]["gini"] == pytest.approx(0.0)  # one member: nobody to be unequal to
+    assert rows[BOARD3]["gini"] is None  # no ops at all
+
+
+def test_turn_taking(tables: Tables) -> None:
+    rows = by(tables["turns"], "board_session")
+    one = rows[BOARD1]
+    # ann ann | bob | ann | bob | cy cy | ann | bob bob
+    assert (one["turns"], one["handoffs"]) == (7, 6)
+    assert one["ops_per_turn"] == pytest.approx(10 / 7)
+    assert one["op_span_min"] == pytest.approx(181 / 60)
+    assert one["handoffs_per_min"] == pytest.approx(6 / (181 / 60))
+    shares = (3 / 7, 3 / 7, 1 / 7)
+    assert one["turn_entropy_bits"] == pytest.approx(-sum(p * math.log2(p) for p in shares))
+    members = dict(member_rows(tables, "turns_by_member"))
+    assert {m: r["turns"] for m, r in members.items()} == {ANN: 3, BOB: 3, CY: 1, DEE: 0}
+    assert members[ANN]["turn_share"] == pytest.approx(3 / 7)
+    assert members[ANN]["ops_per_turn"] == pytest.approx(4 / 3)
+    assert members[DEE]["ops_per_turn"] is None
+    two, three = rows[BOARD2], rows[BOARD3]
+    assert (two["turns"], two["handoffs"], two["handoffs_per_min"]) == (1, 0, 0.0)
+    assert two["turn_entropy_bits"] == 0.0
+    assert (three["turns"], three["handoffs"], three["handoffs_per_min"]) == (0, 0, None)
+
+
+def test_simultaneity(tables: Tables) -> None:
+    rows = by(tables["simultaneity"], "board_session")
+    one = rows[BOARD1]
+    # Active 10 s after each op, merged per member: ann [0,18) [104,114), bob [5,19)
+    # [180,191), cy [100,113). Anyone: 19 + 14 + 11 = 44 s; two or more: [5,18) + [104,113).
+    assert (one["active_s"], one["simultaneous_s"]) == (44.0, 13.0 + 9.0)
+    assert one["simultaneity"] == pytest.approx(0.5)
+    assert one["peak_members"] == 2
+    two = rows[BOARD2]
+    assert (two["active_s"], two["simultaneous_s"], two["simultaneity"]) == (12.0, 0.0, 0.0)
+    three = rows[BOARD3]
+    assert (three["active_s"], three["simultaneity"], three["peak_members"]) == (0.0, None, 0)
+
+
+def test_idle_gaps_are_the_silences_longer_than_the_threshold(tables: Tables) -> None:
+    gaps = sorted(
+        (g["start_us"], g["end_us"], g["gap_s"], g["member_before"], g["member_after"])
+        for g in tables["idle_gaps"]
+    )
+    assert gaps == [(at(9), at(100), 91.0, BOB, CY), (at(104), at(180), 76.0, ANN, BOB)]
+
+
+def test_edits_of_others_work(tables: Tables) -> None:
+    rows = dict(member_rows(tables, "edits"))
+    columns = (
+        "erases",
+        "moves",
+        "erases_of_others",
+        "moves_of_others",
+        "targets_of_others",
+        "edited_by_others",
+        "undos_of_others",
+    )
+    expected = {
+        ANN: (0, 0, 0, 0, 0, 1, 0),  # bob erased her a:2; she undid her own a:3
+        BOB: (1, 0, 1, 0, 1, 1, 1),  # erased a:2; cy moved his b:1; he "undid" cy's c:1
+        CY: (0, 1, 0, 1, 1, 0, 0),  # moved c:1 (own) and b:1 (bob's): one target of others'
+        DEE: (0, 0, 0, 0, 0, 0, 0),
+    }
+    assert {m: tuple(rows[m][c] for c in columns) for m in rows} == expected
+
+
+def test_network_health_per_member_from_their_own_logs(tables: Tables) -> None:
+    rows = {(r["board_session"], r["member"]): r for r in tables["network"]}
+    assert set(rows) == {(BOARD1, ANN), (BOARD1, BOB), (BOARD2, EVE), (BOARD3, FAY)}
+    columns = ("transport", "logs", "join_ms", "nacks_sent", "nacks_received", "retransmissions")
+    columns += ("delivered", "late_deliveries")
+    assert tuple(rows[BOARD1, ANN][c] for c in columns) == ("rmp", 1, 1500.0, 3, 1, 2, 11, 1)
+    assert tuple(rows[BOARD1, BOB][c] for c in columns) == ("rmp", 1, 3000.0, 0, 5, 4, 8, 2)
+    assert rows[BOARD1, ANN]["late_share"] == pytest.approx(1 / 11)  # ten ops, one presence
+    assert rows[BOARD1, BOB]["late_share"] == pytest.approx(2 / 8)
+    eve, fay = rows[BOARD2, EVE], rows[BOARD3, FAY]
+    assert (eve["join_ms"], eve["nacks_sent"], eve["late_share"]) == (500.0, None, 0.0)
+    assert (fay["join_ms"], fay["delivered"], fay["late_share"]) == (None, 0, None)
+    [rmp] = tables["network_by_transport"]
+    assert rmp["transport"] == "rmp"
+    assert (rmp["board_sessions"], rmp["members"], rmp["logs"]) == (3, 4, 4)
+    assert (rmp["nacks_sent"], rmp["nacks_received"], rmp["retransmissions"]) == (3, 6, 6)
+    assert (rmp["delivered"], rmp["late_deliveries"]) == (21, 3)
+    assert rmp["late_share"] == pytest.approx(3 / 21)
+    assert rmp["join_ms_mean"] == pytest.approx((1500 + 3000 + 500) / 3)
+    assert (rmp["join_ms_max"], rmp["never_ready"]) == (3000.0, 1)
+
+
+def test_an_export_gives_the_same_metrics_but_no_ink_or_edit_targets(
+    tables: Tables, tables_from_export: Tables
+) -> None:
+    unknown = {
+        "contribution": {"ink_length", "ink_share"},
+        "edits": {"erases_of_others", "moves_of_others", "targets_of_others", "edited_by_others"},
+    }
+    for name, rows in tables.items():
+        keys = TABLES[name]
+        from_logs = by(rows, *keys)
+        from_export = by(tables_from_export[name], *keys)
+        assert set(from_export) == set(from_logs), name
+        for key, row in from_logs.items():
+            for column, value in row.items():
+                if column in unknown.get(name, ()):
+                    assert from_export[key][column] is None, (name, key, column)
+                else:
+                    assert from_export[key][column] == value, (name, key, column)
