@@ -22,9 +22,9 @@ EXIT_PROBLEM = 2  # a message a person can act on, no traceback (as the whiteboa
 STAGING = ".staging"  # inside --out: Spark skips names starting with "." when reading
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m analytics",
+        prog=prog,
         description="Collaboration analytics over recorded whiteboard sessions, on Spark "
         "(docs/analytics.md).",
     )
@@ -84,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, prog: str = "python -m analytics") -> int:
+    args = build_parser(prog).parse_args(argv)
     try:
         return run_metrics(args)
     except AnalyticsError as exc:

@@ -90,6 +90,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"whiteboard {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     sub.add_parser("app", help="open the app (the default)", add_help=False)
+    sub.add_parser(
+        "analytics",
+        help="the Spark jobs on session logs: metrics, replay, report "
+        "(as python -m analytics; docs/analytics.md)",
+        add_help=False,
+    )
     transports = list(TRANSPORT_MODULES)
 
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
@@ -258,6 +264,21 @@ def _run_app(argv: Sequence[str]) -> int:
     return run_app(list(argv))
 
 
+def _run_analytics(argv: Sequence[str]) -> int:
+    # Its own parser and its own imports (PySpark): ``whiteboard analytics ...`` is
+    # ``python -m analytics ...`` under the whiteboard command.
+    try:
+        from analytics.__main__ import main as analytics_main
+    except ImportError as exc:
+        print(
+            f"whiteboard: the analytics need PySpark and pyarrow ({exc}): install the "
+            "'analytics' extra, for example .venv/bin/pip install -e '.[analytics]'",
+            file=sys.stderr,
+        )
+        return 2
+    return analytics_main(list(argv), prog="whiteboard analytics")
+
+
 def _wants_app(argv: list[str]) -> bool:
     """``whiteboard`` alone, ``whiteboard app ...`` or ``whiteboard --group ...`` (app options
     with no subcommand) open the app; ``-h`` and ``--version`` stay with the command."""
@@ -275,6 +296,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if _wants_app(argv):
         return _run_app(argv[1:] if argv and argv[0] == "app" else argv)
+    if argv[0] == "analytics":
+        return _run_analytics(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "sim":

@@ -117,3 +117,16 @@ def test_inputs_that_are_neither_logs_nor_exports_are_refused_before_spark_start
     missing = tmp_path / "nowhere"
     assert main(["metrics", str(missing), "--out", str(tmp_path / "out")]) == EXIT_PROBLEM
     assert f'"{missing}" does not exist' in capsys.readouterr().err
+
+
+def test_the_whiteboard_command_runs_the_analytics_jobs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from whiteboard.cli import main as whiteboard_main
+
+    (tmp_path / "notes.txt").write_text("hello")
+    assert whiteboard_main(["analytics", "metrics", str(tmp_path), "--out", "x"]) == EXIT_PROBLEM
+    assert "holds no session logs (*.wblog)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        whiteboard_main(["analytics", "--help"])
+    assert capsys.readouterr().out.startswith("usage: whiteboard analytics")
