@@ -50,3 +50,21 @@ if qt_incomplete; then
         echo "Install (Debian names): $qt_packages" >&2
     fi
 fi
+
+# The analytics run on Spark, which needs Java 17 or newer (the tests start it). Install a
+# headless JRE on Debian as root when none is found; elsewhere say what to install.
+java_major() {
+    java -version 2>&1 | sed -n 's/.* version "\([0-9]*\).*/\1/p' | head -n 1
+}
+java_found=$(command -v java >/dev/null && java_major || true)
+if [ -z "$java_found" ] || [ "$java_found" -lt 17 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "Installing Java for Spark (openjdk-17-jre-headless)..."
+        apt-get update -qq
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
+            || echo "warning: could not install Java 17; the analytics and their tests need it." >&2
+    else
+        echo "warning: the analytics (Spark) need Java 17 or newer: install it (Debian:" >&2
+        echo "openjdk-17-jre-headless) before running them or the test suite." >&2
+    fi
+fi
