@@ -181,6 +181,33 @@ class Board:
         self._z_top: SortKey | None = None
         self._hash: str | None = None
 
+    # -- copying ----------------------------------------------------------------------------
+
+    def copy(self) -> Board:
+        """A board equal to this one that changes independently of it, in O(its size) with
+        nothing recomputed (replay keeps such copies as keyframes: ~0.3 us an op, against
+        ~9 us an op to apply them again)."""
+        board = Board.__new__(Board)
+        board.become(self)
+        return board
+
+    def become(self, source: Board) -> None:
+        """Take ``source``'s state, in place (a widget showing this board keeps showing it);
+        ``source`` is left as it was. Entries, objects, ops and keys are immutable once made,
+        so they are shared; only the containers holding them, which apply() changes, are new
+        (the lists of erasers and movers too, as they are appended to)."""
+        self._entries = source._entries.copy()
+        self._last = source._last
+        self._toggles = source._toggles.copy()
+        self._erasers = {target: list(ops) for target, ops in source._erasers.items()}
+        self._movers = {target: list(ops) for target, ops in source._movers.items()}
+        self._clears = list(source._clears)
+        self._cleared_below = source._cleared_below
+        self._objects = source._objects.copy()
+        self._z_sorted = source._z_sorted
+        self._z_top = source._z_top
+        self._hash = source._hash
+
     # -- reading ----------------------------------------------------------------------------
 
     def __len__(self) -> int:
