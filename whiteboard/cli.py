@@ -1,5 +1,5 @@
 """The ``whiteboard`` command: no subcommand opens the app; ``sim``, ``peer`` and ``log`` are
-headless."""
+headless; ``replay`` opens a recorded session."""
 
 from __future__ import annotations
 
@@ -176,6 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_recording_options(peer)
 
     add_log_parser(sub)
+    replay = sub.add_parser(
+        "replay", help="play a recorded session (a session log) back in a window"
+    )
+    replay.add_argument("file", type=Path, metavar="FILE", help="a .wblog session log")
     return parser
 
 
@@ -258,6 +262,19 @@ def _run_peer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_replay(args: argparse.Namespace) -> int:
+    # The log is read before any window opens: a file that is not a log is a message on
+    # stderr and status 2 (SessionLogError is a ValueError), not a dialog.
+    from whiteboard.replay import load_timeline
+
+    timeline = load_timeline(args.file)
+    for warning in timeline.warnings:
+        print(f"whiteboard: warning: {warning}", file=sys.stderr)
+    from whiteboard.app.replay_window import run_replay_app
+
+    return run_replay_app(timeline)
+
+
 def _run_app(argv: Sequence[str]) -> int:
     from whiteboard.app.main import run_app
 
@@ -304,6 +321,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_sim(args)
         if args.command == "log":
             return run_log(args)
+        if args.command == "replay":
+            return _run_replay(args)
         return _run_peer(args)
     except (ValueError, OSError) as exc:  # TransportUnavailable is a ValueError
         print(f"whiteboard: {exc}", file=sys.stderr)

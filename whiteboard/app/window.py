@@ -37,6 +37,7 @@ from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
 from whiteboard.app.importing import copies_of
 from whiteboard.app.members_panel import MembersPanel
+from whiteboard.app.replay_window import ask_open_recording
 from whiteboard.app.session import SessionSpec
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
@@ -277,6 +278,12 @@ class MainWindow(QMainWindow):
             "Export &visible area…", lambda: self.ask_export_board(visible=True)
         )
         file.addActions([self.open_action, self.save_action])
+        file.addSeparator()
+        # A recorded session, replayed in a window of its own (docs/replay.md).
+        self.open_recording_action = self._action(
+            "Open &recording…", lambda: ask_open_recording(self)
+        )
+        file.addAction(self.open_recording_action)
         file.addSeparator()
         file.addActions([self.export_action, self.export_view_action])
         edit = self.menuBar().addMenu("&Edit")

@@ -1,0 +1,218 @@
+"""A session log as a replay timeline: the changes to the board in the order the member made
+them, each at the time it was made, who took part, and the network lane.
+
+The board is rebuilt exactly as the live member's :class:`~whiteboard.replica.Replica` built
+it, so that replayed boards hash like the live ones:
+
+* a DELIVERED op is applied at its order key (a late one lands in its place in the order);
+  presences are not ops and never touch the board; a payload that is not an op, or an op that
+  claims another author than the member it came from, was refused live and is left out here;
+* a STATE_RECEIVED board (a late joiner's: the board the others had) is adopted with every op
+  the member already had added to it, as ``Replica.load_state`` does; one that cannot be
+  loaded was refused live too, and is left out with a warning.
+
+Every change gets a time that never goes back (the running maximum of the records' times), so
+that "the board at time t" is the board after every change made at or before t.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from whiteboard.board import Board, Op, OpDecodeError, OrderKey, SnapshotError, decode_op
+from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
+from whiteboard.replay.network import NetworkMark, network_marks
+from whiteboard.sessionlog import (
+    DeliveredRecord,
+    LocalOpRecord,
+    MemberRecord,
+    SessionHeader,
+    SessionLog,
+    StateReceivedRecord,
+    read_log,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class OpStep:
+    """An op delivered to the member, applied at its order key."""
+
+    t_us: int
+    key: OrderKey
+    op: Op
+    late: bool
+
+
+@dataclass(frozen=True, slots=True)
+class StateStep:
+    """A board given to the member on joining: its ops in order, as the snapshot held them."""
+
+    t_us: int
+    entries: tuple[tuple[OrderKey, Op], ...]
+    size: int  # bytes of the snapshot
+
+
+Step = OpStep | StateStep
+
+
+@dataclass(frozen=True, slots=True)
+class MemberInfo:
+    """Someone in the recorded session, as far as the log tells."""
+
+    member: int
+    name: str  # from their presence; the member id in hex if they never sent one
+    colour: int | None  # ARGB, from their presence
+    ops: int  # their ops in the log: delivered, or on a board given on joining
+    me: bool  # the member who recorded the log
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    name: str  # the log's file name, for titles and messages
+    header: SessionHeader
+    start_us: int  # when recording started
+    end_us: int  # the last record's time
+    steps: tuple[Step, ...]
+    times: tuple[int, ...]  # each step's time: never decreasing
+    members: tuple[MemberInfo, ...]  # the recording member first
+    marks: tuple[NetworkMark, ...]
+    refused: int  # payloads the live member refused too (not ops, or of another author)
+    warnings: tuple[str, ...]  # about reading the log, and about boards that are not in it
+
+    @property
+    def duration_us(self) -> int:
+        return self.end_us - self.start_us
+
+    def count_at(self, t_us: int) -> int:
+        """How many steps were made at or before ``t_us``."""
+        return bisect_right(self.times, t_us)
+
+    def clamp(self, t_us: int) -> int:
+        return min(max(t_us, self.start_us), self.end_us)
+
+    def member(self, member: int) -> MemberInfo | None:
+        return next((info for info in self.members if info.member == member), None)
+
+
+def load_timeline(path: str | os.PathLike[str]) -> Timeline:
+    """Read a session log into a timeline. :class:`~whiteboard.sessionlog.SessionLogError`,
+    with a message naming the file, if it is not a readable session log."""
+    return timeline_of(read_log(path), Path(path).name)
+
+
+def timeline_of(log: SessionLog, name: str = "") -> Timeline:
+    header = log.header
+    start = header.t_us
+    steps: list[Step] = []
+    times: list[int] = []
+    warnings = list(log.report.warnings)
+    presences: dict[int, Presence] = {}
+    seen: set[int] = {header.member_id}
+    ops_by: Counter[int] = Counter()
+    refused = 0
+    last = start
+    end = start
+    for record in log.records:
+        end = max(end, record.t_us)
+        match record:
+            case DeliveredRecord(origin=origin, payload=payload):
+                seen.add(origin)
+                if is_presence(payload):
+                    _take_presence(presences, origin, payload)
+                    continue
+                try:
+                    op = decode_op(payload)
+                except OpDecodeError:
+                    refused += 1
+                    continue
+                if op.id.author != origin:
+                    refused += 1
+                    continue
+                last = max(last, record.t_us)
+                steps.append(OpStep(last, record.order_key, op, record.late))
+                times.append(last)
+                ops_by[origin] += 1
+            case LocalOpRecord(payload=payload) if is_presence(payload):
+                _take_presence(presences, header.member_id, payload)
+            case MemberRecord(member=member):
+                seen.add(member)
+            case StateReceivedRecord():
+                step = _state_step(record, max(last, record.t_us), start, warnings)
+                if step is not None:
+                    last = step.t_us
+                    steps.append(step)
+                    times.append(last)
+                    for _, op in step.entries:
+                        ops_by[op.id.author] += 1
+                        seen.add(op.id.author)
+    members = [
+        _member_info(member, header, presences.get(member), ops_by[member])
+        for member in seen | set(ops_by)
+    ]
+    members.sort(key=lambda info: (not info.me, info.name.casefold(), info.member))
+    return Timeline(
+        name=name or log.report.name.strip('"'),
+        header=header,
+        start_us=start,
+        end_us=max(end, last),
+        steps=tuple(steps),
+        times=tuple(times),
+        members=tuple(members),
+        marks=network_marks(header, log.records),
+        refused=refused,
+        warnings=tuple(warnings),
+    )
+
+
+def _take_presence(presences: dict[int, Presence], member: int, payload: bytes) -> None:
+    # One that cannot be read was refused live too: the member keeps the name it had.
+    with contextlib.suppress(PresenceDecodeError):
+        presences[member] = decode_presence(payload)
+
+
+def _state_step(
+    record: StateReceivedRecord, t_us: int, start: int, warnings: list[str]
+) -> StateStep | None:
+    when = f"{(t_us - start) / 1e6:.1f} s in"
+    if not record.state:
+        warnings.append(
+            f"the board given to this member on joining ({when}, {record.size:,} bytes) was too "
+            "large to keep in the log: the replay goes on without it"
+        )
+        return None
+    try:
+        board = Board.from_snapshot(record.state)
+    except SnapshotError as exc:
+        # The live member could not load it either (Replica.load_state), and kept its board.
+        warnings.append(f"the board given to this member on joining ({when}) was unusable: {exc}")
+        return None
+    return StateStep(t_us, tuple(board.log()), record.size)
+
+
+def _member_info(
+    member: int, header: SessionHeader, presence: Presence | None, ops: int
+) -> MemberInfo:
+    me = member == header.member_id
+    if presence is not None:
+        name = presence.name
+    elif me and header.member_name:
+        name = header.member_name
+    else:
+        name = f"member {member:08x}"
+    return MemberInfo(member, name, presence.colour if presence else None, ops, me)
+
+
+__all__ = [
+    "MemberInfo",
+    "OpStep",
+    "StateStep",
+    "Step",
+    "Timeline",
+    "load_timeline",
+    "timeline_of",
+]
