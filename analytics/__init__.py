@@ -27,6 +27,9 @@ TABLES: dict[str, tuple[str, ...]] = {
     "edits": ("board_session", "member"),
     "network": ("board_session", "member"),
     "network_by_transport": ("transport",),
+    "interactions": ("board_session", "member_a", "member_b"),
+    "territory": ("board_session", "member"),
+    "timeline": ("board_session", "member", "minute"),
 }
 
 

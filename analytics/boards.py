@@ -30,7 +30,7 @@ class Boards:
     # local_member, member_name, start_us, end_us, delivered_ops.
     logs: DataFrame
     # One row per op of a board session, from its reference log: board_session, seq, t_us,
-    # author, counter, op_kind, ink_length, target_authors, undo_target_author.
+    # author, counter, op_kind, ink_length, bbox, target_authors, undo_target_author.
     ops: DataFrame
     # One row per member of a board session: board_session, member, name.
     members: DataFrame
@@ -109,12 +109,12 @@ def reference_ops(rows: DataFrame, logs: DataFrame) -> DataFrame:
         F.col("op_counter").alias("counter"),
         "op_kind",
         "ink_length",
+        "bbox",
         "target_authors",
-        # UNDO/REDO name their target in the export: "author:counter".
-        F.when(
-            F.col("op_kind").isin("UNDO", "REDO"),
-            F.split(F.get_json_object("op_fields", "$.target"), ":").getItem(0).cast("bigint"),
-        ).alias("undo_target_author"),
+        # An UNDO's or REDO's one target, by itself: "did they try to undo someone else's".
+        F.when(F.col("op_kind").isin("UNDO", "REDO"), F.element_at("target_authors", 1)).alias(
+            "undo_target_author"
+        ),
     )
     # A transport delivers an op once; should one ever repeat, its first delivery counts.
     first = Window.partitionBy("board_session", "author", "counter").orderBy("seq")

@@ -6,33 +6,48 @@ and, for per-member tables, ``member`` (a member id, as in the logs). Times are 
 microseconds since the Unix epoch (``*_us``) or seconds (``*_s``); Parquet's timestamp types
 are avoided on purpose (nanosecond timestamps break Spark's Parquet reader).
 
-Spatial co-editing proximity, territoriality and the interaction graph are not computed yet
-(docs/analytics.md, "Not yet computed").
+Where an op is comes from its ``bbox`` (the export's: what a drawing paints, before any move),
+so the spatial metrics (``interactions``, ``territory``) count drawings only: an erase, move or
+undo has no place of its own there.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from analytics import TABLES
 from analytics.boards import UNBOUNDED, Boards, boards_of
 
 US = 1_000_000
+MINUTE_US = 60 * US
 EDIT_KINDS = ("ERASE", "MOVE")
+# A drawing whose box covers more grid cells than this is left out of territory (and counted
+# as ``oversized``): exploding a rectangle across the whole board (+-1e7 units) into 64-unit
+# cells would make billions of rows. 4096 cells of 64 units is a 4096-unit square, twice a
+# full-screen drawing at any zoom people draw at.
+MAX_OP_CELLS = 4096
 
 
 @dataclass(frozen=True)
 class MetricsConfig:
     idle_s: float = 60.0  # a gap between ops longer than this is idle, not active, time
-    window_s: float = 10.0  # a member counts as active for this long after each of their ops
+    # A member counts as active for this long after each of their ops; two members' drawings
+    # this close in time may be co-editing.
+    window_s: float = 10.0
+    near_px: float = 150.0  # drawings whose boxes are this close (board units) are near
+    cell_px: float = 64.0  # the side of a territory grid cell, board units
 
     def __post_init__(self) -> None:
-        for name in ("idle_s", "window_s"):
-            if not getattr(self, name) > 0:
-                raise ValueError(f"{name} must be a number of seconds > 0")
+        for name, unit in (("idle_s", "seconds"), ("window_s", "seconds"), ("cell_px", "px")):
+            value = getattr(self, name)
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(f"{name} must be a number of {unit} > 0")
+        if not (self.near_px >= 0 and math.isfinite(self.near_px)):
+            raise ValueError("near_px must be a number of px >= 0")
 
     @property
     def idle_us(self) -> int:
@@ -43,26 +58,30 @@ class MetricsConfig:
         return round(self.window_s * US)
 
 
-def compute(rows: DataFrame, config: MetricsConfig, geometry: bool) -> dict[str, DataFrame]:
-    """Every table of :data:`TABLES`, from the rows of :func:`analytics.load.load_rows`.
-    ``geometry``: whether the rows carry ink lengths and edit targets (else those columns
-    are null)."""
+def compute(rows: DataFrame, config: MetricsConfig) -> dict[str, DataFrame]:
+    """Every table of :data:`TABLES`, from the rows of :func:`analytics.load.load_rows`."""
     boards = boards_of(rows)
     gaps = idle_gaps(boards.ops, config)
-    contributions = contribution(boards, config, geometry)
+    contributions = contribution(boards, config)
     turn_table, turn_members = turn_taking(boards)
     per_member_network = network(rows, boards.logs).cache()
+    boxes = drawing_boxes(boards.ops, config).cache()
+    cells = member_cells(boxes).cache()
+    pairs = interactions(boards, boxes, cells, config).cache()
     return {
-        "sessions": sessions(boards, gaps),
+        "sessions": sessions(boards, gaps, pairs, cells),
         "contribution": contributions,
         "participation": participation(contributions),
         "turns": turn_table,
         "turns_by_member": turn_members,
         "simultaneity": simultaneity(boards, config),
         "idle_gaps": gaps,
-        "edits": edits(boards, geometry),
+        "edits": edits(boards),
         "network": per_member_network,
         "network_by_transport": network_by_transport(per_member_network),
+        "interactions": pairs,
+        "territory": territory(boards, boxes, cells),
+        "timeline": timeline(boards, config),
     }
 
 
@@ -70,13 +89,24 @@ def write_tables(tables: dict[str, DataFrame], out: str) -> None:
     """Each table as Parquet in ``out/<name>/``, replacing an earlier run's. ``out`` is a
     folder or a URI (``hdfs://...``), so it is joined as text, not as a local path."""
     for name, frame in tables.items():
-        frame.orderBy(*TABLES[name]).write.mode("overwrite").parquet(f"{out.rstrip('/')}/{name}")
+        frame.orderBy(*TABLES[name]).write.mode("overwrite").parquet(_table_path(out, name))
+
+
+def read_tables(spark: SparkSession, out: str) -> dict[str, DataFrame]:
+    """The tables :func:`write_tables` wrote. Reading them back is far cheaper than reusing
+    the DataFrames that computed them: their plans are dozens of joins and windows deep, and
+    Spark analyses a whole plan again for every step taken from it (seconds each)."""
+    return {name: spark.read.parquet(_table_path(out, name)) for name in TABLES}
+
+
+def _table_path(out: str, name: str) -> str:
+    return f"{out.rstrip('/')}/{name}"
 
 
 # -- the board sessions ------------------------------------------------------------------------
 
 
-def sessions(boards: Boards, gaps: DataFrame) -> DataFrame:
+def sessions(boards: Boards, gaps: DataFrame, pairs: DataFrame, cells: DataFrame) -> DataFrame:
     identity = boards.logs.groupBy("board_session").agg(
         F.first("transport").alias("transport"),
         F.first("group").alias("group"),
@@ -94,10 +124,17 @@ def sessions(boards: Boards, gaps: DataFrame) -> DataFrame:
     idle = gaps.groupBy("board_session").agg(
         F.count("*").alias("idle_gaps"), F.sum("gap_s").alias("idle_s")
     )
+    co_edits = pairs.groupBy("board_session").agg(F.sum("co_edits").alias("co_edits"))
+    owners = cells.groupBy("board_session", "cx", "cy").agg(F.count("*").alias("owners"))
+    area = owners.groupBy("board_session").agg(
+        F.count("*").alias("cells"), F.count(F.when(F.col("owners") >= 2, True)).alias("shared")
+    )
     return (
         identity.join(members, "board_session", "left")
         .join(ops, "board_session", "left")
         .join(idle, "board_session", "left")
+        .join(co_edits, "board_session", "left")
+        .join(area, "board_session", "left")
         .select(
             "board_session",
             "transport",
@@ -113,6 +150,10 @@ def sessions(boards: Boards, gaps: DataFrame) -> DataFrame:
             ((F.col("last_op_us") - F.col("first_op_us")) / US).alias("op_span_s"),
             _zero("idle_gaps"),
             F.coalesce("idle_s", F.lit(0.0)).alias("idle_s"),
+            _zero("co_edits"),
+            _zero("cells"),
+            F.coalesce("shared", F.lit(0)).alias("shared_cells"),
+            F.try_divide(F.col("shared"), F.col("cells")).alias("overlap_index"),
         )
     )
 
@@ -120,7 +161,7 @@ def sessions(boards: Boards, gaps: DataFrame) -> DataFrame:
 # -- contribution and participation ------------------------------------------------------------
 
 
-def contribution(boards: Boards, config: MetricsConfig, geometry: bool) -> DataFrame:
+def contribution(boards: Boards, config: MetricsConfig) -> DataFrame:
     own = Window.partitionBy("board_session", "author").orderBy("t_us", "seq")
     gap = F.col("t_us") - F.lag("t_us").over(own)
     per_member = (
@@ -139,7 +180,7 @@ def contribution(boards: Boards, config: MetricsConfig, geometry: bool) -> DataF
         "name",
         _zero("ops"),
         _zero("strokes"),
-        _known(F.coalesce("ink_length", F.lit(0.0)), geometry, "double").alias("ink_length"),
+        F.coalesce("ink_length", F.lit(0.0)).alias("ink_length"),
         (F.coalesce("active_us", F.lit(0)) / US).alias("active_s"),
     )
     board = Window.partitionBy("board_session")
@@ -291,7 +332,7 @@ def idle_gaps(ops: DataFrame, config: MetricsConfig) -> DataFrame:
 # -- edits to others' work ---------------------------------------------------------------------
 
 
-def edits(boards: Boards, geometry: bool) -> DataFrame:
+def edits(boards: Boards) -> DataFrame:
     """ERASE and MOVE ops aimed at others' ops, per member, both ways; and UNDO/REDO aimed at
     others' ops (which the board ignores: a member may only undo their own)."""
     ops = boards.ops
@@ -329,15 +370,10 @@ def edits(boards: Boards, geometry: bool) -> DataFrame:
             "name",
             _zero("erases"),
             _zero("moves"),
-            *(
-                _known(F.coalesce(name, F.lit(0)), geometry, "bigint").alias(name)
-                for name in (
-                    "erases_of_others",
-                    "moves_of_others",
-                    "targets_of_others",
-                    "edited_by_others",
-                )
-            ),
+            _zero("erases_of_others"),
+            _zero("moves_of_others"),
+            _zero("targets_of_others"),
+            _zero("edited_by_others"),
             _zero("undos_of_others"),
         )
     )
@@ -418,6 +454,277 @@ def network_by_transport(per_member: DataFrame) -> DataFrame:
     )
 
 
+# -- where people drew: boxes and cells ----------------------------------------------------------
+
+
+def drawing_boxes(ops: DataFrame, config: MetricsConfig) -> DataFrame:
+    """One row per drawing (an op with a ``bbox``): board_session, seq, t_us, author, its box
+    x0, y0, x1, y1, the range of grid cells it touches (cx0..cx1, cy0..cy1) and their count."""
+    size = config.cell_px
+    box = F.col("bbox")
+    return (
+        ops.filter(box.isNotNull())
+        .select(
+            "board_session",
+            "seq",
+            "t_us",
+            "author",
+            *(box.getItem(i).alias(name) for i, name in enumerate(("x0", "y0", "x1", "y1"))),
+        )
+        .select(
+            "*",
+            *(F.floor(F.col(c) / size).alias(f"c{c}") for c in ("x0", "y0", "x1", "y1")),
+        )
+        .select(
+            "*",
+            ((F.col("cx1") - F.col("cx0") + 1) * (F.col("cy1") - F.col("cy0") + 1)).alias(
+                "n_cells"
+            ),
+        )
+    )
+
+
+def member_cells(boxes: DataFrame) -> DataFrame:
+    """board_session, member, cx, cy: each grid cell a member's drawings touch, once."""
+    return (
+        boxes.filter(F.col("n_cells") <= MAX_OP_CELLS)
+        .select(
+            "board_session",
+            F.col("author").alias("member"),
+            F.explode(F.sequence("cx0", "cx1")).alias("cx"),
+            "cy0",
+            "cy1",
+        )
+        .select("board_session", "member", "cx", F.explode(F.sequence("cy0", "cy1")).alias("cy"))
+        .distinct()
+    )
+
+
+# -- the interaction graph ---------------------------------------------------------------------
+
+
+def interactions(
+    boards: Boards, boxes: DataFrame, cells: DataFrame, config: MetricsConfig
+) -> DataFrame:
+    """Per board session and pair of members (member_a < member_b): drawings of theirs near
+    each other in time and space (co-edits), edits of each other's work both ways, and grid
+    cells both drew in."""
+    members = boards.members
+    pairs = (
+        members.select(
+            "board_session", F.col("member").alias("member_a"), F.col("name").alias("name_a")
+        )
+        .join(
+            members.select(
+                "board_session", F.col("member").alias("member_b"), F.col("name").alias("name_b")
+            ),
+            "board_session",
+        )
+        .filter(F.col("member_a") < F.col("member_b"))
+    )
+    keys = ["board_session", "member_a", "member_b"]
+    edited = _edits_between(boards.ops)
+    a_to_b = edited.select(
+        "board_session",
+        F.col("editor").alias("member_a"),
+        F.col("edited").alias("member_b"),
+        F.col("edits").alias("edits_a_to_b"),
+    )
+    b_to_a = edited.select(
+        "board_session",
+        F.col("edited").alias("member_a"),
+        F.col("editor").alias("member_b"),
+        F.col("edits").alias("edits_b_to_a"),
+    )
+    return (
+        pairs.join(co_edits(boxes, config), keys, "left")
+        .join(a_to_b, keys, "left")
+        .join(b_to_a, keys, "left")
+        .join(_shared_cells(cells), keys, "left")
+        .select(
+            *keys,
+            "name_a",
+            "name_b",
+            _zero("co_edits"),
+            _zero("edits_a_to_b"),
+            _zero("edits_b_to_a"),
+            _zero("shared_cells"),
+        )
+        .withColumn("weight", F.col("co_edits") + F.col("edits_a_to_b") + F.col("edits_b_to_a"))
+    )
+
+
+def co_edits(boxes: DataFrame, config: MetricsConfig) -> DataFrame:
+    """board_session, member_a, member_b, co_edits: pairs of drawings by the two, at most
+    ``window_s`` apart in time and ``near_px`` apart in space.
+
+    Drawings are put in time buckets ``window_s`` wide, so a drawing's partners are in its
+    own bucket or the next one: an equi-join on (board, bucket), never all pairs of a
+    board's drawings. Each pair is met once: within a bucket as (earlier seq, later seq),
+    across buckets as (earlier bucket, later bucket)."""
+    width = config.window_us
+    fields = ("board_session", "seq", "t_us", "author", "x0", "y0", "x1", "y1")
+    bucketed = boxes.select(*fields, F.floor(F.col("t_us") / width).alias("bucket"))
+    first = bucketed.select(*(F.col(c).alias(f"a_{c}") for c in (*fields, "bucket")))
+    second = bucketed.select(
+        *(F.col(c).alias(f"b_{c}") for c in fields),
+        F.col("bucket").alias("b_bucket"),
+        F.explode(F.array(F.col("bucket"), F.col("bucket") - 1)).alias("b_key"),
+    )
+    joined = first.join(
+        second,
+        (F.col("a_board_session") == F.col("b_board_session"))
+        & (F.col("a_bucket") == F.col("b_key")),
+    ).filter(
+        ((F.col("b_key") != F.col("b_bucket")) | (F.col("a_seq") < F.col("b_seq")))
+        & (F.col("a_author") != F.col("b_author"))
+        & (F.abs(F.col("a_t_us") - F.col("b_t_us")) <= width)
+    )
+    # The gap between two boxes: 0 along an axis where they overlap.
+    dx = F.greatest(F.lit(0.0), F.greatest("a_x0", "b_x0") - F.least("a_x1", "b_x1"))
+    dy = F.greatest(F.lit(0.0), F.greatest("a_y0", "b_y0") - F.least("a_y1", "b_y1"))
+    near = joined.filter(dx * dx + dy * dy <= config.near_px**2)
+    return near.groupBy(
+        F.col("a_board_session").alias("board_session"),
+        F.least("a_author", "b_author").alias("member_a"),
+        F.greatest("a_author", "b_author").alias("member_b"),
+    ).agg(F.count("*").alias("co_edits"))
+
+
+def _edits_between(ops: DataFrame) -> DataFrame:
+    """board_session, editor, edited, edits: targets of one member's ERASE, MOVE, UNDO and
+    REDO ops made by another (an UNDO or REDO has one target)."""
+    return (
+        ops.filter(F.col("target_authors").isNotNull())
+        .select(
+            "board_session",
+            F.col("author").alias("editor"),
+            F.explode("target_authors").alias("edited"),
+        )
+        .filter(F.col("editor") != F.col("edited"))
+        .groupBy("board_session", "editor", "edited")
+        .agg(F.count("*").alias("edits"))
+    )
+
+
+def _shared_cells(cells: DataFrame) -> DataFrame:
+    first = cells.select("board_session", F.col("member").alias("member_a"), "cx", "cy")
+    second = cells.select("board_session", F.col("member").alias("member_b"), "cx", "cy")
+    return (
+        first.join(second, ["board_session", "cx", "cy"])
+        .filter(F.col("member_a") < F.col("member_b"))
+        .groupBy("board_session", "member_a", "member_b")
+        .agg(F.count("*").alias("shared_cells"))
+    )
+
+
+# -- territory ---------------------------------------------------------------------------------
+
+
+def territory(boards: Boards, boxes: DataFrame, cells: DataFrame) -> DataFrame:
+    """Per member: the grid cells their drawings touched, those nobody else's did, and the
+    share of each."""
+    owners = cells.groupBy("board_session", "cx", "cy").agg(F.count("*").alias("owners"))
+    area = (
+        cells.join(owners, ["board_session", "cx", "cy"])
+        .groupBy("board_session", "member")
+        .agg(
+            F.count("*").alias("cells"),
+            F.count(F.when(F.col("owners") == 1, True)).alias("own_cells"),
+        )
+    )
+    drawings = boxes.groupBy("board_session", F.col("author").alias("member")).agg(
+        F.count("*").alias("drawings"),
+        F.count(F.when(F.col("n_cells") > MAX_OP_CELLS, True)).alias("oversized"),
+    )
+    keys = ["board_session", "member"]
+    return (
+        boards.members.join(drawings, keys, "left")
+        .join(area, keys, "left")
+        .select(
+            *keys,
+            "name",
+            _zero("drawings"),
+            _zero("oversized"),
+            _zero("cells"),
+            _zero("own_cells"),
+        )
+        .select(
+            "*",
+            F.try_divide(F.col("own_cells"), F.col("cells")).alias("territoriality"),
+            F.try_divide(F.col("cells") - F.col("own_cells"), F.col("cells")).alias("overlap"),
+        )
+    )
+
+
+# -- the activity timeline ---------------------------------------------------------------------
+
+
+def timeline(boards: Boards, config: MetricsConfig) -> DataFrame:
+    """Per board session, member and minute (UTC minutes, from the board's first op's to its
+    last op's, every member in every one): ops, ink, and active time as ``contribution``
+    counts it (gaps of at most ``idle_s`` between a member's own ops)."""
+    ops = boards.ops
+    minute_of = F.floor(F.col("t_us") / MINUTE_US)
+    keys = ["board_session", "member", "m"]
+    span = ops.groupBy("board_session").agg(
+        F.min(minute_of).alias("first_m"), F.max(minute_of).alias("last_m")
+    )
+    grid = boards.members.join(span, "board_session").select(
+        "board_session",
+        "member",
+        "name",
+        "first_m",
+        F.explode(F.sequence("first_m", "last_m")).alias("m"),
+    )
+    counts = ops.groupBy(
+        "board_session", F.col("author").alias("member"), minute_of.alias("m")
+    ).agg(F.count("*").alias("ops"), F.sum("ink_length").alias("ink"))
+    own = Window.partitionBy("board_session", "author").orderBy("t_us", "seq")
+    stretches = ops.select(
+        "board_session",
+        F.col("author").alias("member"),
+        F.lag("t_us").over(own).alias("start"),
+        F.col("t_us").alias("end"),
+    ).filter(F.col("end") - F.col("start") <= config.idle_us)
+    # A stretch of active time split at minute boundaries: the part in each minute it spans.
+    pieces = stretches.select(
+        "board_session",
+        "member",
+        "start",
+        "end",
+        F.explode(
+            F.sequence(F.floor(F.col("start") / MINUTE_US), F.floor(F.col("end") / MINUTE_US))
+        ).alias("m"),
+    ).select(
+        "board_session",
+        "member",
+        "m",
+        (
+            F.least("end", (F.col("m") + 1) * MINUTE_US)
+            - F.greatest("start", F.col("m") * MINUTE_US)
+        ).alias("active_us"),
+    )
+    active = pieces.groupBy(*keys).agg(F.sum("active_us").alias("active_us"))
+    return (
+        grid.join(counts, keys, "left")
+        .join(active, keys, "left")
+        .select(
+            "board_session",
+            "member",
+            "name",
+            (F.col("m") - F.col("first_m")).alias("minute"),
+            (F.col("m") * MINUTE_US).alias("minute_us"),
+            _zero("ops"),
+            F.coalesce("ink", F.lit(0.0)).alias("ink_length"),
+            (F.coalesce("active_us", F.lit(0)) / US).alias("active_s"),
+            ((F.coalesce("ops", F.lit(0)) > 0) | (F.coalesce("active_us", F.lit(0)) > 0)).alias(
+                "active"
+            ),
+        )
+    )
+
+
 # -- helpers -----------------------------------------------------------------------------------
 
 
@@ -426,26 +733,29 @@ def _zero(name: str) -> Column:
     return F.coalesce(F.col(name), F.lit(0)).alias(name)
 
 
-def _known(value: Column, known: bool, spark_type: str) -> Column:
-    """``value``, or null when the input cannot tell (an export without op geometry)."""
-    return value if known else F.lit(None).cast(spark_type)
-
-
 def _all_boards(boards: Boards) -> DataFrame:
     return boards.logs.select("board_session").distinct()
 
 
 __all__ = [
+    "MAX_OP_CELLS",
     "MetricsConfig",
+    "co_edits",
     "compute",
     "contribution",
+    "drawing_boxes",
     "edits",
     "idle_gaps",
+    "interactions",
+    "member_cells",
     "network",
     "network_by_transport",
     "participation",
+    "read_tables",
     "sessions",
     "simultaneity",
+    "territory",
+    "timeline",
     "turn_taking",
     "write_tables",
 ]

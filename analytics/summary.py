@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 SHOWN_BOARDS = 10  # board sessions shown, the earliest first
@@ -20,14 +20,31 @@ def collect_summary(
 ) -> tuple[list[Row], list[Row], list[Row], int]:
     """``(boards, members, transports, total boards)``: the small part of the tables the
     summary shows, brought to the driver (at most ``limit`` board sessions)."""
+    strongest = Window.partitionBy("board_session").orderBy(
+        F.desc("weight"), "member_a", "member_b"
+    )
+    top_pairs = (
+        tables["interactions"]
+        .filter(F.col("weight") > 0)
+        .withColumn("rank", F.row_number().over(strongest))
+        .filter("rank = 1")
+        .select(
+            "board_session",
+            F.struct("member_a", "name_a", "member_b", "name_b", "weight").alias("top_pair"),
+        )
+    )
     boards_df = (
         tables["sessions"]
         .join(tables["participation"].select("board_session", "gini"), "board_session", "left")
         .join(tables["turns"].drop("ops_per_turn"), "board_session", "left")
         .join(tables["simultaneity"].drop("active_s"), "board_session", "left")
+        .join(top_pairs, "board_session", "left")
     )
     total = boards_df.count()
-    boards = [row.asDict() for row in boards_df.orderBy("board_session").limit(limit).collect()]
+    boards = [
+        row.asDict(recursive=True)
+        for row in boards_df.orderBy("board_session").limit(limit).collect()
+    ]
     shown = [board["board_session"] for board in boards]
     members_df = (
         tables["contribution"]
@@ -38,6 +55,11 @@ def collect_summary(
             "left",
         )
         .join(tables["edits"].drop("name", "erases", "moves"), ["board_session", "member"], "left")
+        .join(
+            tables["territory"].select("board_session", "member", "territoriality"),
+            ["board_session", "member"],
+            "left",
+        )
         .join(
             tables["network"].select(
                 "board_session", "member", "join_ms", "nacks_sent", "late_deliveries"
@@ -90,31 +112,35 @@ def _board_lines(board: Row) -> list[str]:
         f"{_number(board['turn_entropy_bits'])} bits",
         f"  2+ members active {_percent(board['simultaneity'])} of the active time; "
         f"{_count(board['idle_gaps'], 'idle gap')}, {board['idle_s'] / 60:.1f} min in all",
+        f"  {_count(board['co_edits'], 'co-edit')}"
+        + _top_pair(board["top_pair"])
+        + f"; {_percent(board['overlap_index'])} of the drawn area shared",
     ]
+
+
+def _top_pair(pair: Row | None) -> str:
+    if pair is None:
+        return ""
+    a = pair["name_a"] or f"{pair['member_a']:08x}"
+    b = pair["name_b"] or f"{pair['member_b']:08x}"
+    return f", strongest tie {a} & {b} (weight {pair['weight']:,})"
 
 
 def _member_lines(members: Sequence[Row]) -> list[str]:
     header = (
         f"  {'member':<16} {'ops':>11} {'ink':>16} {'active':>9} {'turns':>5} "
-        f"{'edits of others':>15} {'NACKs':>5} {'late':>5} {'join':>8}"
+        f"{'edits of others':>15} {'own':>4} {'NACKs':>5} {'late':>5} {'join':>8}"
     )
     lines = [header]
     for m in members:
-        ink = (
-            "?"
-            if m["ink_length"] is None
-            else f"{m['ink_length']:,.0f} ({_percent(m['ink_share']):>3})"
-        )
-        edits = (
-            "?"
-            if m["erases_of_others"] is None
-            else f"{m['erases_of_others']} er, {m['moves_of_others']} mv"
-        )
+        ink = f"{m['ink_length']:,.0f} ({_percent(m['ink_share']):>3})"
+        edits = f"{m['erases_of_others']} er, {m['moves_of_others']} mv"
         name = m["name"] or f"{m['member']:08x}"
         lines.append(
             f"  {name[:16]:<16} {m['ops']:>5} ({_percent(m['op_share']):>3}) "
             f"{ink:>16} {m['active_s'] / 60:>5.1f} min "
-            f"{m['turns'] or 0:>5} {edits:>15} {_int(m['nacks_sent']):>5} "
+            f"{m['turns'] or 0:>5} {edits:>15} {_percent(m['territoriality']):>4} "
+            f"{_int(m['nacks_sent']):>5} "
             f"{_int(m['late_deliveries']):>5} {_ms(m['join_ms']):>8}"
         )
     return lines

@@ -19,6 +19,24 @@ Board session 1, group G1, logs of ann (the reference: she delivered all ten ops
 cy recorded no log; dee drew nothing but bob's log saw her become active, and her presence
 reached ann's log. Board session 2: eve alone on G1, after board 1 ended. Board session 3:
 fay alone on G2, at the same time as board 1, never ready, no ops.
+
+Board session 4, group G3, from 2000 s: where people drew. Only gus records a log; hal's
+presence reaches it, ivy never says her name. Boxes are pen width 2, so 1 unit around the
+points; cells are 64 units square, (column, row):
+
+    #   time  op                                   box                 cells
+    1   2000  gus:1 STROKE (10,10)-(50,10)         9,9 - 51,11         (0,0)
+    2   2002  hal:1 STROKE (100,10)-(120,10)       99,9 - 121,11       (1,0)
+    3   2004  ivy:1 STROKE (1000,1000)-(1010,1000) 999,999 - 1011,1001 (15,15)
+    4   2028  ivy:2 RECT (10,20)-(50,40)           9,19 - 51,41        (0,0)
+    5   2035  gus:2 TEXT (70,20) "hi", size 10     70,20 - 81,32       (1,0)
+    6   2036  hal:2 ERASE [ivy:2]
+    7   2037  ivy:3 MOVE [gus:1, gus:2]
+    8   2038  hal:3 UNDO ivy:1                     (ivy's: the board ignores it)
+    9   2045  gus:3 STROKE (2000,2000)-(2000,2130) 1999,1999 - 2001,2131 (31,31..33)
+   10   2050  hal:4 RECT (0,0)-(5000,5000)         -1,-1 - 5001,5001   80 x 80: too many
+
+The text's box is estimated (0.55 x 10 per character, 1.2 x 10 per line).
 """
 
 from __future__ import annotations
@@ -26,7 +44,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from whiteboard.board import Erase, Move, Op, OpId, OpKind, Shape, Stroke, Undo, encode_op
+from whiteboard.board import Erase, Move, Op, OpId, OpKind, Shape, Stroke, Text, Undo, encode_op
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.sessionlog import (
     CountersRecord,
@@ -40,13 +58,14 @@ from whiteboard.sessionlog import (
 )
 
 T0 = datetime(2024, 3, 11, 10, 0, 0, tzinfo=UTC)
-ANN, BOB, CY, DEE, EVE, FAY = 11, 22, 33, 44, 55, 66
-G1, G2 = "239.255.1.1:5000", "239.255.2.2:5000"
+ANN, BOB, CY, DEE, EVE, FAY, GUS, HAL, IVY = 11, 22, 33, 44, 55, 66, 77, 88, 99
+G1, G2, G3 = "239.255.1.1:5000", "239.255.2.2:5000", "239.255.3.3:5000"
 BLACK = 0xFF000000
 
 BOARD1 = "2024-03-11T09:59:58Z rmp 239.255.1.1:5000"  # ann's log starts 2 s before T0
 BOARD2 = "2024-03-11T10:16:40Z rmp 239.255.1.1:5000"  # T0 + 1000 s
 BOARD3 = "2024-03-11T10:00:00Z rmp 239.255.2.2:5000"
+BOARD4 = "2024-03-11T10:33:19Z rmp 239.255.3.3:5000"  # gus's log starts at T0 + 1999 s
 
 
 def at(seconds: float) -> int:
@@ -69,6 +88,18 @@ BOARD1_OPS: tuple[tuple[float, Op], ...] = (
     (104, Undo(OpId(ANN, 4), OpId(ANN, 3))),
     (180, stroke(BOB, 3, 0, 0, 0, 2)),
     (181, Undo(OpId(BOB, 4), OpId(CY, 1))),
+)
+BOARD4_OPS: tuple[tuple[float, Op], ...] = (
+    (2000, stroke(GUS, 1, 10, 10, 50, 10)),
+    (2002, stroke(HAL, 1, 100, 10, 120, 10)),
+    (2004, stroke(IVY, 1, 1000, 1000, 1010, 1000)),
+    (2028, Shape(OpId(IVY, 2), OpKind.RECT, 10, 20, 50, 40, BLACK, 2.0)),
+    (2035, Text(OpId(GUS, 2), 70, 20, "hi", BLACK, 10.0)),
+    (2036, Erase(OpId(HAL, 2), (OpId(IVY, 2),))),
+    (2037, Move(OpId(IVY, 3), (OpId(GUS, 1), OpId(GUS, 2)), 5.0, 5.0)),
+    (2038, Undo(OpId(HAL, 3), OpId(IVY, 1))),
+    (2045, stroke(GUS, 3, 2000, 2000, 2000, 2130)),
+    (2050, Shape(OpId(HAL, 4), OpKind.RECT, 0, 0, 5000, 5000, BLACK, 2.0)),
 )
 EVE_OPS: tuple[tuple[float, Op], ...] = (
     (1001, stroke(EVE, 1, 0, 0, 30, 40)),
@@ -109,7 +140,7 @@ def write(folder: Path, head: SessionHeader, records: list[Record]) -> Path:
 
 
 def write_logs(folder: Path) -> list[Path]:
-    """The four logs, in ``folder``."""
+    """The five logs, in ``folder``."""
     ann: list[Record] = [
         ReadyRecord(at(-0.5)),  # joined after 1.5 s
         MemberRecord(at(1), BOB, "active"),
@@ -137,9 +168,16 @@ def write_logs(folder: Path) -> list[Path]:
         EndRecord(at(1010)),
     ]
     fay: list[Record] = [EndRecord(at(30))]
+    gus: list[Record] = [
+        ReadyRecord(at(1999.5)),
+        presence(2001, HAL, "hal"),
+        *(delivered(time, op) for time, op in BOARD4_OPS),
+        EndRecord(at(2060)),
+    ]
     return [
         write(folder, header(ANN, "ann", -2), ann),
         write(folder, header(BOB, "bob", 1), bob),
         write(folder, header(EVE, "eve", 1000), eve),
         write(folder, header(FAY, "fay", 0, G2), fay),
+        write(folder, header(GUS, "gus", 1999, G3), gus),
     ]

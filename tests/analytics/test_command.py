@@ -3,17 +3,19 @@ the test run's one SparkSession), and the command's checks that need no Spark.""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import SparkSession
 
-from analytics import TABLES
+from analytics import TABLES, AnalyticsError
 from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
 from analytics.load import InputFormat, load_rows
 from whiteboard.board import decode_op
@@ -94,7 +96,8 @@ def test_metrics_on_simulated_sessions(
     printed = capsys.readouterr().out
     for board in group_of:
         assert board in printed
-    assert "wrote 10 tables" in printed
+    assert f"wrote {len(TABLES)} tables" in printed
+    assert "of the drawn area shared" in printed
 
 
 def test_a_parquet_export_is_read_with_the_documented_columns(
@@ -102,10 +105,44 @@ def test_a_parquet_export_is_read_with_the_documented_columns(
 ) -> None:
     result = export_logs([sim_logs], tmp_path / "export", "parquet")
     loaded = load_rows(spark, [str(tmp_path / "export")], tmp_path / "staging")
-    assert loaded.format is InputFormat.PARQUET and not loaded.geometry
-    names = [name for name, _ in COLUMNS] + ["ink_length", "target_authors"]
-    assert loaded.rows.columns == names
+    assert loaded.format is InputFormat.PARQUET
+    assert loaded.rows.columns == [name for name, _ in COLUMNS]
     assert loaded.rows.count() == result.rows
+
+
+def test_an_export_from_before_the_op_columns_is_refused_saying_to_export_again(
+    spark: SparkSession, sim_logs: Path, tmp_path: Path
+) -> None:
+    new = ("payload", "ink_length", "bbox", "target_authors")
+    log = next(sim_logs.glob("*.wblog"))
+    export_logs([log], tmp_path / "parquet", "parquet")
+    old_parquet = tmp_path / "old-parquet"
+    for file in (tmp_path / "parquet").glob("date=*/*.parquet"):
+        table = pq.read_table(file, partitioning=None)
+        target = old_parquet / file.relative_to(tmp_path / "parquet")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        pq.write_table(table.drop_columns(list(new)), target)
+    export_logs([log], tmp_path / "jsonl", "jsonl")
+    old_jsonl = tmp_path / "old-jsonl"
+    for file in (tmp_path / "jsonl").glob("date=*/*.jsonl"):
+        target = old_jsonl / file.relative_to(tmp_path / "jsonl")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        lines = [json.loads(line) for line in file.read_text().splitlines()]
+        target.write_text(
+            "".join(
+                json.dumps({k: v for k, v in row.items() if k not in new}) + "\n" for row in lines
+            )
+        )
+    for folder in (old_parquet, old_jsonl):
+        with pytest.raises(AnalyticsError, match="older 'whiteboard log export'") as caught:
+            load_rows(spark, [str(folder)], tmp_path / "staging")
+        assert "payload, ink_length, bbox, target_authors" in str(caught.value)
+        assert "export the logs again" in str(caught.value)
+    # Some other table altogether is not mistaken for an old export.
+    other = tmp_path / "other.parquet"
+    pq.write_table(pa.table({"x": [1]}), other)
+    with pytest.raises(AnalyticsError, match="not a session-log export"):
+        load_rows(spark, [str(other)], tmp_path / "staging")
 
 
 def test_inputs_that_are_neither_logs_nor_exports_are_refused_before_spark_starts(

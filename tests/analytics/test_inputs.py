@@ -1,65 +1,21 @@
-"""What the analytics work out before Spark: input formats, op geometry, options, the
-session's settings and the printed summary. No SparkSession is used here."""
+"""What the analytics work out before Spark: input formats, options, the session's settings
+and the printed summary. No SparkSession is used here. (Op geometry is the export's:
+tests/sessionlog/test_export.py.)"""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
 
 from analytics import AnalyticsError
 from analytics.__main__ import build_parser
-from analytics.load import (
-    InputFormat,
-    detect_format,
-    op_geometry,
-    resolve_format,
-    stroke_length,
-    write_geometry,
-)
+from analytics.load import InputFormat, detect_format, resolve_format
 from analytics.metrics import MetricsConfig
 from analytics.session import is_local
 from analytics.summary import format_summary
 from tests.analytics.handmade import write_logs
-from whiteboard.board import Clear, Erase, Move, OpId, Stroke, Undo
 from whiteboard.sessionlog.export import export_logs
-
-
-def test_stroke_length_is_the_sum_of_its_segments() -> None:
-    assert stroke_length((0.0, 0.0, 3.0, 4.0, 3.0, 10.0)) == 11.0
-    assert stroke_length((5.0, 5.0)) == 0.0  # a dot
-    assert stroke_length((0.0, 0.0, 1.0, 1.0)) == pytest.approx(math.sqrt(2))
-
-
-def test_op_geometry_is_ink_for_strokes_and_target_authors_for_erase_and_move() -> None:
-    assert op_geometry(Stroke(OpId(1, 1), (0, 0, 6, 8), 0, 1.0)) == (10.0, None)
-    targets = (OpId(2, 5), OpId(1, 3), OpId(2, 6))
-    assert op_geometry(Erase(OpId(1, 4), targets)) == (None, [2, 1, 2])
-    assert op_geometry(Move(OpId(1, 4), targets, 1.0, 2.0)) == (None, [2, 1, 2])
-    assert op_geometry(Undo(OpId(1, 7), OpId(1, 4))) == (None, None)
-    assert op_geometry(Clear(OpId(1, 8))) == (None, None)
-
-
-def test_geometry_rows_number_records_as_the_export_does(tmp_path: Path) -> None:
-    import pyarrow.parquet as pq
-
-    logs = write_logs(tmp_path / "logs")
-    # ann's log: 5 strokes, an erase, a move; bob's: 3 strokes, the erase, the move; eve's: 2.
-    assert write_geometry([tmp_path / "logs"], tmp_path / "geometry") == 7 + 5 + 2
-    geometry = pq.read_table(tmp_path / "geometry").to_pylist()
-    export_logs(logs, tmp_path / "export", "parquet")
-    exported = {
-        (row["session_id"], row["seq"]): row
-        for row in pq.read_table(tmp_path / "export").to_pylist()
-    }
-    for row in geometry:
-        op = exported[row["session_id"], row["seq"]]
-        if op["op_kind"] == "STROKE":
-            assert row["ink_length"] is not None and row["target_authors"] is None
-        else:
-            assert op["op_kind"] in ("ERASE", "MOVE")
-            assert row["ink_length"] is None and row["target_authors"]
 
 
 def test_formats_are_told_from_the_files(tmp_path: Path) -> None:
@@ -86,7 +42,7 @@ def test_formats_are_told_from_the_files(tmp_path: Path) -> None:
 def test_options_are_checked() -> None:
     parser = build_parser()
     args = parser.parse_args(
-        ["metrics", "in", "--out", "o", "--idle-s", "30", "--conf", "spark.x=a=b"]
+        ["metrics", "in", "--out", "o", "--idle-s", "30", "--conf", "spark.x=a=b", "--near-px", "0"]
     )
     assert (args.idle_s, args.window_s, args.master, args.conf) == (
         30.0,
@@ -94,11 +50,25 @@ def test_options_are_checked() -> None:
         None,
         [("spark.x", "a=b")],
     )
-    for bad in (["--idle-s", "0"], ["--window-s", "nan"], ["--conf", "novalue"]):
+    assert (args.near_px, args.cell_px) == (0.0, 64.0)  # near 0: only touching boxes
+    bad_options = (
+        ["--idle-s", "0"],
+        ["--window-s", "nan"],
+        ["--conf", "novalue"],
+        ["--near-px", "-1"],
+        ["--near-px", "inf"],
+        ["--cell-px", "0"],
+        ["--cell-px", "wide"],
+    )
+    for bad in bad_options:
         with pytest.raises(SystemExit):
             parser.parse_args(["metrics", "in", "--out", "o", *bad])
     with pytest.raises(ValueError, match="idle_s"):
         MetricsConfig(idle_s=-1)
+    with pytest.raises(ValueError, match="cell_px"):
+        MetricsConfig(cell_px=0)
+    with pytest.raises(ValueError, match="near_px"):
+        MetricsConfig(near_px=float("nan"))
 
 
 def test_only_local_masters_bind_to_loopback() -> None:
@@ -120,6 +90,15 @@ def test_the_summary_reads_as_a_table() -> None:
         "simultaneity": 0.125,
         "idle_gaps": 2,
         "idle_s": 150.0,
+        "co_edits": 17,
+        "overlap_index": 0.25,
+        "top_pair": {
+            "member_a": 0xAB,
+            "name_a": None,
+            "member_b": 0xCD,
+            "name_b": "bo",
+            "weight": 21,
+        },
     }
     member = {
         "board_session": board["board_session"],
@@ -127,12 +106,13 @@ def test_the_summary_reads_as_a_table() -> None:
         "name": None,
         "ops": 900,
         "op_share": 0.75,
-        "ink_length": None,
-        "ink_share": None,
+        "ink_length": 1234.4,
+        "ink_share": 0.5,
         "active_s": 300.0,
         "turns": 20,
-        "erases_of_others": None,
-        "moves_of_others": None,
+        "erases_of_others": 2,
+        "moves_of_others": 0,
+        "territoriality": 0.875,
         "nacks_sent": 4,
         "late_deliveries": 1,
         "join_ms": 1500.0,
@@ -156,19 +136,29 @@ def test_the_summary_reads_as_a_table() -> None:
     )
     assert "Gini 0.25; 40 turns, 3.90 hand-offs/min, turn entropy 0.95 bits" in lines[1]
     assert "2+ members active 12% of the active time; 2 idle gaps, 2.5 min in all" in lines[2]
-    assert lines[4].split() == [
+    assert lines[3] == (
+        "  17 co-edits, strongest tie 000000ab & bo (weight 21); 25% of the drawn area shared"
+    )
+    assert lines[5].split() == [
         "000000ab",
         "900",
         "(75%)",
-        "?",
+        "1,234",
+        "(50%)",
         "5.0",
         "min",
         "20",
-        "?",
+        "2",
+        "er,",
+        "0",
+        "mv",
+        "88%",
         "4",
         "1",
         "1.5",
         "s",
     ]
+    board["top_pair"] = None  # nobody interacted
+    assert "  17 co-edits; 25% of the drawn area shared" in format_summary([board], [], [], total=1)
     assert "... and 2 more board sessions" in text
     assert text.endswith("join 1.5 s on average, 1.5 s at most")

@@ -4,7 +4,9 @@ by UTC date, Parquet equal to JSON lines, and clear messages for files that are 
 from __future__ import annotations
 
 import argparse
+import base64
 import json
+import math
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -14,7 +16,20 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.sessionlog.strategies import body_records, headers
-from whiteboard.board import OpId, Stroke, Undo, encode_op
+from whiteboard.board import (
+    Clear,
+    Erase,
+    Move,
+    OpId,
+    OpKind,
+    Redo,
+    Shape,
+    Stroke,
+    Text,
+    Undo,
+    decode_op,
+    encode_op,
+)
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.sessionlog import (
     CountersRecord,
@@ -36,7 +51,16 @@ from whiteboard.sessionlog import (
 from whiteboard.sessionlog import export as export_module
 from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
 from whiteboard.sessionlog.export import PYARROW_HINT, ExportError, export_logs
-from whiteboard.sessionlog.rows import COLUMNS, rows_of
+from whiteboard.sessionlog.rows import (
+    BINARY_COLUMNS,
+    COLUMNS,
+    TEXT_CHAR_WIDTH,
+    TEXT_LINE_HEIGHT,
+    op_bbox,
+    rows_of,
+    stroke_length,
+    target_authors,
+)
 from whiteboard.sessionlog.summary import summarize
 
 # Five seconds before midnight UTC, so that a session crosses into the next date.
@@ -49,6 +73,7 @@ def us(seconds_after_start: float) -> int:
 
 
 STROKE = Stroke(OpId(9, 1), (0.0, 0.0, 10.0, 5.0, 20.0, 0.0), 0xFF000000, 2.0)
+UNDO = Undo(OpId(7, 2), OpId(7, 1))
 PRESENCE = Presence("bob", 0xFF00FF00, BoardFingerprint(3, (5, 9, 1), "ab" * 32), 2, 1, 0)
 
 
@@ -61,7 +86,7 @@ def every_kind() -> list[Record]:
         DeliveredRecord(us(1), 9, (us(0.9), 9, 1), us(0.9), False, encode_op(STROKE)),
         DeliveredRecord(us(2), 9, (us(1.9), 9, 2), us(1.9), True, encode_presence(PRESENCE)),
         DeliveredRecord(us(3), 9, (2**64 - 1,), us(2.9), False, b"\x93\x01\x02"),
-        LocalOpRecord(us(4), encode_op(Undo(OpId(7, 2), OpId(7, 1)))),
+        LocalOpRecord(us(4), encode_op(UNDO)),
         StateSentRecord(us(6), 3, 1500),
         ProtocolRecord(us(7), "nack_sent", {"source": 9, "options": 2, "ratio": float("nan")}),
         FailureRecord(us(8), "member 9 is not heard from"),
@@ -155,6 +180,15 @@ def test_jsonl_has_one_row_per_record_with_every_column_partitioned_by_date(
     assert bad["payload_kind"] == "invalid" and bad["reason"]
     assert bad["order_key"] is None  # beyond int64: not a key any engine can hold
     assert (undo["op_kind"], json.loads(undo["op_fields"])) == ("UNDO", {"target": "7:1"})
+    # The op itself, as base64 text, and what analytics ask of it.
+    assert base64.b64decode(stroke["payload"], validate=True) == encode_op(STROKE)
+    assert stroke["ink_length"] == pytest.approx(2 * math.hypot(10, 5))
+    assert stroke["bbox"] == [-1.0, -1.0, 21.0, 6.0]  # the points, and half the pen around
+    assert stroke["target_authors"] is None
+    assert base64.b64decode(undo["payload"], validate=True) == encode_op(UNDO)
+    assert (undo["ink_length"], undo["bbox"], undo["target_authors"]) == (None, None, [7])
+    for other in (presence, bad, header, member, counters):  # not ops: nothing of the kind
+        assert all(other[c] is None for c in ("payload", "ink_length", "bbox", "target_authors"))
     assert (sent["request"], sent["duration_us"]) == (3, 1500)
     assert nack["name"] == "nack_sent"
     assert json.loads(nack["event_fields"]) == {"options": 2, "ratio": None, "source": 9}
@@ -169,12 +203,25 @@ def test_parquet_holds_the_same_rows_with_the_documented_types(tmp_path: Path) -
     export_logs([log], tmp_path / "jsonl", "jsonl")
     result = export_logs([log], tmp_path / "parquet", "parquet")
     assert result.rows == 14 and len(result.files) == 2
-    expected = jsonl_rows(tmp_path / "jsonl")
-    types = {"string": pa.string(), "int64": pa.int64(), "bool": pa.bool_()}
+    expected = {
+        date: [
+            {k: base64.b64decode(v) if k in BINARY_COLUMNS and v else v for k, v in row.items()}
+            for row in rows
+        ]
+        for date, rows in jsonl_rows(tmp_path / "jsonl").items()
+    }
+    types = {
+        "string": pa.string(),
+        "int64": pa.int64(),
+        "bool": pa.bool_(),
+        "double": pa.float64(),
+        "binary": pa.binary(),
+    }
+    items = {"list<int64>": pa.int64(), "list<double>": pa.float64()}
 
     def documented(kind: str, actual: object) -> bool:
-        if kind == "list<int64>":  # the item's field name is Parquet's business
-            return pa.types.is_list(actual) and actual.value_type == pa.int64()
+        if kind in items:  # the item's field name is Parquet's business
+            return pa.types.is_list(actual) and actual.value_type == items[kind]
         return actual == types[kind]
 
     for file in sorted((tmp_path / "parquet").glob("date=*/*.parquet")):
@@ -183,6 +230,49 @@ def test_parquet_holds_the_same_rows_with_the_documented_types(tmp_path: Path) -
         for (_, kind), field in zip(COLUMNS, table.schema, strict=True):
             assert documented(kind, field.type), field
         assert table.to_pylist() == expected[file.parent.name]
+    stroke = next(row for rows in expected.values() for row in rows if row["op_kind"] == "STROKE")
+    assert decode_op(stroke["payload"]) == STROKE  # the op, byte for byte
+
+
+def test_op_geometry_is_ink_for_strokes_boxes_for_drawings_and_authors_for_edits() -> None:
+    assert stroke_length((0.0, 0.0, 3.0, 4.0, 3.0, 10.0)) == 11.0
+    assert stroke_length((5.0, 5.0)) == 0.0  # a dot
+    dot = Stroke(OpId(1, 1), (5.0, 5.0), 0, 4.0)
+    assert op_bbox(dot) == [3.0, 3.0, 7.0, 7.0]
+    rect = Shape(OpId(1, 2), OpKind.RECT, 50, 40, 10, 20, 0, 2.0)  # corners in any order
+    assert op_bbox(rect) == [9.0, 19.0, 51.0, 41.0]
+    text = Text(OpId(1, 3), 100, 200, "two\nlines!", 0, 10.0)
+    assert op_bbox(text) == pytest.approx(
+        [100.0, 200.0, 100 + 6 * TEXT_CHAR_WIDTH * 10, 200 + 2 * TEXT_LINE_HEIGHT * 10]
+    )
+    targets = (OpId(2, 5), OpId(1, 3), OpId(2, 6))
+    assert target_authors(Erase(OpId(1, 4), targets)) == [2, 1, 2]
+    assert target_authors(Move(OpId(1, 4), targets, 1.0, 2.0)) == [2, 1, 2]
+    assert target_authors(Undo(OpId(1, 7), OpId(3, 4))) == [3]
+    assert target_authors(Redo(OpId(1, 8), OpId(1, 4))) == [1]
+    for op in (Erase(OpId(1, 4), targets), Undo(OpId(1, 7), OpId(3, 4)), Clear(OpId(1, 9))):
+        assert op_bbox(op) is None
+    assert target_authors(dot) is None and target_authors(Clear(OpId(1, 9))) is None
+
+
+def test_boxes_of_strokes_and_shapes_are_what_the_app_paints() -> None:
+    # The app's own bounds (Qt-free code, but in the app's package, which imports Qt).
+    pytest.importorskip("PySide6")
+    from whiteboard.app.hit import content_bounds
+
+    ops = [
+        Stroke(OpId(1, 1), (0.0, 0.0, 30.0, -5.0, 12.5, 40.0), 0, 3.0),
+        *(
+            Shape(OpId(1, 2), kind, 10, 60, -20, 5, 0, 4.0)
+            for kind in (OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW)
+        ),
+    ]
+
+    def no_text(op: Text) -> tuple[float, float, float, float]:
+        raise AssertionError("no text here")
+
+    for op in ops:
+        assert op_bbox(op) == pytest.approx(list(content_bounds(op, no_text))), op.kind
 
 
 def test_without_pyarrow_parquet_is_refused_saying_what_to_install(
@@ -315,7 +405,16 @@ def test_any_records_make_rows_of_the_schema_that_json_can_hold(
 ) -> None:
     for row in rows_of(header, iter(records)):
         assert list(row) == [name for name, _ in COLUMNS]
-        json.dumps(row, allow_nan=False)  # no NaN, no bytes, str keys only
+        assert all(row[name] is None or isinstance(row[name], bytes) for name in BINARY_COLUMNS)
+        # No NaN, no bytes but the binary columns (the JSON-lines sink writes those as base64),
+        # str keys only.
+        json.dumps({k: v for k, v in row.items() if k not in BINARY_COLUMNS}, allow_nan=False)
+        if row["payload"] is not None and row["kind"] == "state_received":
+            # The board the joiner was given, as recorded: bytes kept, never decoded here.
+            records_states = [r.state for r in records if isinstance(r, StateReceivedRecord)]
+            assert row["payload"] in records_states
+        elif row["payload"] is not None:
+            assert decode_op(row["payload"]).kind.name == row["op_kind"]
         for field in ("op_fields", "event_fields"):
             if row[field] is not None:
                 assert isinstance(json.loads(row[field]), dict)

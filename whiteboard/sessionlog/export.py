@@ -4,10 +4,14 @@
 Spark, DuckDB and pandas read as one table with a ``date`` column. Each file is written under
 a temporary name and renamed when complete, so an interrupted export leaves no half file, and
 exporting a session again replaces its files.
+
+Binary columns (an op's ``payload``) are base64 text in JSON lines, which is how Spark's JSON
+reader reads a binary field and how its JSON writer writes one.
 """
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import json
@@ -22,7 +26,7 @@ from whiteboard.app.files import describe_os_error
 from whiteboard.sessionlog.format import SessionLogError
 from whiteboard.sessionlog.paths import LOG_EXTENSION
 from whiteboard.sessionlog.reader import open_log
-from whiteboard.sessionlog.rows import COLUMNS, Row, date_of, rows_of
+from whiteboard.sessionlog.rows import BINARY_COLUMNS, COLUMNS, Row, date_of, rows_of
 
 FORMATS = ("jsonl", "parquet")
 PARQUET_BATCH = 8192  # rows per Parquet row group write: bounded memory for any log
@@ -187,7 +191,7 @@ class _JsonlSink:
         handle = self._open.get(date)
         if handle is None:
             handle = self._open[date] = self._files.temp_for(date).open("w", encoding="utf-8")
-        handle.write(json.dumps(row, separators=(",", ":"), ensure_ascii=False))
+        handle.write(json.dumps(_json_row(row), separators=(",", ":"), ensure_ascii=False))
         handle.write("\n")
 
     def commit(self) -> list[Path]:
@@ -204,6 +208,16 @@ class _JsonlSink:
         self._open.clear()
 
 
+def _json_row(row: Row) -> Row:
+    """``row`` with its bytes as base64 text (standard alphabet, padded): JSON has no bytes."""
+    encoded = dict(row)
+    for name in BINARY_COLUMNS:
+        value = encoded[name]
+        if value is not None:
+            encoded[name] = base64.b64encode(value).decode("ascii")
+    return encoded
+
+
 class _ParquetSink:
     def __init__(self, out: Path, session_id: str) -> None:
         import pyarrow as pa
@@ -214,7 +228,10 @@ class _ParquetSink:
             "string": pa.string(),
             "int64": pa.int64(),
             "bool": pa.bool_(),
+            "double": pa.float64(),
+            "binary": pa.binary(),
             "list<int64>": pa.list_(pa.int64()),
+            "list<double>": pa.list_(pa.float64()),
         }
         self._schema = pa.schema([(name, types[kind]) for name, kind in COLUMNS])
         self._files = _PartitionFiles(out, session_id, ".parquet")
