@@ -9,13 +9,14 @@ master and settings are spark-submit's. See docs/analytics.md.
 from __future__ import annotations
 
 import argparse
+import math
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from analytics import TABLES, AnalyticsError
+from analytics import TABLES, AnalyticsError, cluster
 
 EXIT_OK = 0
 EXIT_PROBLEM = 2  # a message a person can act on, no traceback (as the whiteboard command)
@@ -32,7 +33,8 @@ def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
     metrics = jobs.add_parser(
         "metrics",
         help="contribution, participation, turn-taking, simultaneity, idle gaps, edits of "
-        "others' work and network health, one Parquet table each",
+        "others' work, network health, the interaction graph, territory and the activity "
+        "timeline, one Parquet table each",
         description="Read session logs or their export and write one Parquet table per metric "
         "family under --out: " + ", ".join(TABLES) + ".",
     )
@@ -71,7 +73,23 @@ def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
         type=_seconds,
         default=10.0,
         metavar="S",
-        help="a member is active for this long after each op, for simultaneity (default 10)",
+        help="a member is active for this long after each op (simultaneity), and drawings "
+        "this close in time may be co-edits (interactions) (default 10)",
+    )
+    metrics.add_argument(
+        "--near-px",
+        type=_pixels(zero=True),
+        default=150.0,
+        metavar="PX",
+        help="drawings whose boxes are this close, in board units, are near each other "
+        "(interactions; default 150)",
+    )
+    metrics.add_argument(
+        "--cell-px",
+        type=_pixels(zero=False),
+        default=64.0,
+        metavar="PX",
+        help="the side of a territory grid cell, in board units (default 64)",
     )
     metrics.add_argument(
         "--conf",
@@ -81,12 +99,19 @@ def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
         type=_conf_item,
         help="a Spark setting, as spark-submit's --conf (repeatable)",
     )
+    cluster.add_parser(jobs)
+    _add_replay_parser(jobs)
+    _add_report_parser(jobs)
     return parser
 
 
 def main(argv: Sequence[str] | None = None, prog: str = "python -m analytics") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
+        if args.job == "cluster":
+            return cluster.run(args)
+        if args.job in ("replay", "report"):
+            return _run_spark_job(args)
         return run_metrics(args)
     except AnalyticsError as exc:
         print(f"analytics: {exc}", file=sys.stderr)
@@ -96,7 +121,7 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m analytics") -
 def run_metrics(args: argparse.Namespace) -> int:
     try:
         from analytics.load import InputFormat, load_rows, resolve_format
-        from analytics.metrics import MetricsConfig, compute, write_tables
+        from analytics.metrics import MetricsConfig, compute, read_tables, write_tables
         from analytics.session import build_session
         from analytics.summary import collect_summary, format_summary
     except ImportError as exc:
@@ -106,7 +131,9 @@ def run_metrics(args: argparse.Namespace) -> int:
         ) from None
     from pyspark.sql import SparkSession
 
-    config = MetricsConfig(idle_s=args.idle_s, window_s=args.window_s)
+    config = MetricsConfig(
+        idle_s=args.idle_s, window_s=args.window_s, near_px=args.near_px, cell_px=args.cell_px
+    )
     fmt = resolve_format(args.inputs, InputFormat(args.format))
     out: str = args.out
     if fmt is InputFormat.WBLOG and "://" in out:
@@ -125,9 +152,9 @@ def run_metrics(args: argparse.Namespace) -> int:
         loaded = load_rows(spark, args.inputs, staging, fmt)
         for message in (*loaded.failed, *loaded.warnings):
             print(f"analytics: {message}", file=sys.stderr)
-        tables = compute(loaded.rows, config, loaded.geometry)
+        tables = compute(loaded.rows, config)
         write_tables(tables, out)
-        summary = format_summary(*collect_summary(tables))
+        summary = format_summary(*collect_summary(read_tables(spark, out)))
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if not reused:
@@ -135,16 +162,149 @@ def run_metrics(args: argparse.Namespace) -> int:
     done = time.monotonic()
     print(summary)
     print()
-    if not loaded.geometry:
-        print(
-            "ink lengths and edits of others' work are unknown (?): the export does not "
-            "record op geometry; give the .wblog logs to compute them"
-        )
     print(
         f"wrote {len(tables)} tables to {out} ({', '.join(tables)}) in {done - ready:.1f} s "
         f"(Spark started in {ready - started:.1f} s)"
     )
     return EXIT_OK
+
+
+def _run_spark_job(args: argparse.Namespace) -> int:
+    """``replay`` and ``report``: their modules import PySpark, so they are imported here."""
+    try:
+        if args.job == "replay":
+            from analytics.replay import run_replay as run
+        else:
+            from analytics.report import run_report as run
+    except ImportError as exc:
+        raise AnalyticsError(
+            f"the analytics need PySpark and pyarrow ({exc}): install the 'analytics' extra, "
+            "for example .venv/bin/pip install -e '.[analytics]'"
+        ) from None
+    return run(args)
+
+
+def _add_spark_options(job: argparse.ArgumentParser) -> None:
+    """The input and Spark options of the replay and report jobs, as the metrics job's."""
+    job.add_argument(
+        "--master",
+        default=None,
+        metavar="URL",
+        help="Spark master: local[*] (the default), local[N], spark://host:7077, ...",
+    )
+    job.add_argument(
+        "--format",
+        choices=("auto", "wblog", "parquet", "jsonl"),
+        default="auto",
+        help="what INPUT holds (default: tell from the files)",
+    )
+    job.add_argument(
+        "--conf",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        type=_conf_item,
+        help="a Spark setting, as spark-submit's --conf (repeatable)",
+    )
+
+
+def _add_replay_parser(jobs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    # Values are checked by the job (analytics.replay), before Spark starts.
+    replay = jobs.add_parser(
+        "replay",
+        help="every board session's board at chosen times: board hashes and PNG frames",
+        description="Rebuild each board session's board at chosen times (always including "
+        "its end) with the app's board model, and paint each into a PNG on the Spark "
+        "executors: DIR/frames.parquet and DIR/frames/<session>/NNNN.png.",
+    )
+    replay.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="INPUT",
+        help="session logs (*.wblog, or folders of them), or the output folder of "
+        "'whiteboard log export'",
+    )
+    replay.add_argument(
+        "--out", required=True, metavar="DIR", help="a folder (every executor must write it)"
+    )
+    when = replay.add_mutually_exclusive_group()
+    when.add_argument(
+        "--at",
+        metavar="T,...",
+        help="times: seconds after each session's start (90,300.5) or moments "
+        "(2024-03-11T09:45:00Z)",
+    )
+    when.add_argument(
+        "--every", type=_seconds, metavar="S", help="a frame every S seconds of each session"
+    )
+    when.add_argument(
+        "--frames",
+        default="10",
+        metavar="N",
+        help="N frames evenly spaced over each session, the last at its end (default 10)",
+    )
+    replay.add_argument("--size", default="640x480", metavar="WxH", help="default 640x480")
+    replay.add_argument(
+        "--keyframe-every",
+        default="1000",
+        metavar="N",
+        help="a keyframe every N records of a session (default 1000)",
+    )
+    _add_spark_options(replay)
+
+
+def _add_report_parser(jobs: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    report = jobs.add_parser(
+        "report",
+        help="one self-contained HTML file with plots per board session and across sessions",
+        description="Compute the metrics (or read those of a metrics run: --metrics) and "
+        "write one HTML file that works offline: per board session activity timelines, "
+        "contributions, the interaction graph and network health; across sessions a table "
+        "and distributions.",
+    )
+    report.add_argument(
+        "inputs",
+        nargs="*",
+        metavar="INPUT",
+        help="session logs (*.wblog, or folders of them), or the output folder of "
+        "'whiteboard log export' (none with --metrics)",
+    )
+    report.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
+    report.add_argument(
+        "--metrics", metavar="DIR", help="the --out of a metrics run: its tables are used"
+    )
+    report.add_argument(
+        "--replay", metavar="DIR", help="the --out of a replay run: its final frames are shown"
+    )
+    report.add_argument(
+        "--idle-s",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="as the metrics job's (default 60)",
+    )
+    report.add_argument(
+        "--window-s",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="as the metrics job's (default 10)",
+    )
+    report.add_argument(
+        "--near-px",
+        type=_pixels(zero=True),
+        default=150.0,
+        metavar="PX",
+        help="as the metrics job's (default 150)",
+    )
+    report.add_argument(
+        "--cell-px",
+        type=_pixels(zero=False),
+        default=64.0,
+        metavar="PX",
+        help="as the metrics job's (default 64)",
+    )
+    _add_spark_options(report)
 
 
 def _seconds(text: str) -> float:
@@ -155,6 +315,22 @@ def _seconds(text: str) -> float:
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"{text} is not a number of seconds > 0")
     return value
+
+
+def _pixels(zero: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of board units, > 0 (or >= 0 if ``zero``)."""
+    rule = ">= 0" if zero else "> 0"
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of px") from None
+        if not math.isfinite(value) or value < 0 or (value == 0 and not zero):
+            raise argparse.ArgumentTypeError(f"{text} is not a number of px {rule}")
+        return value
+
+    return parse
 
 
 def _conf_item(text: str) -> tuple[str, str]:

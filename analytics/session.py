@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections.abc import Mapping
 
 from pyspark.sql import SparkSession
@@ -62,6 +63,10 @@ def build_session(master: str | None = None, conf: Mapping[str, str] | None = No
             # neither guesses a LAN address nor warns about the hostname resolving to one.
             # Never for a cluster, whose executors must reach the driver over the network.
             os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+            # Python functions (the replay's painting) run in this very interpreter: PySpark
+            # would start ``python3`` from PATH, which need not have this project, msgpack or
+            # PySide6. On a cluster PYSPARK_PYTHON is whoever runs the cluster's to choose.
+            os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         for key, value in LAUNCH_DEFAULTS.items():
             builder = builder.config(key, value)
     for key, value in (conf or {}).items():
