@@ -38,67 +38,12 @@ def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
         description="Read session logs or their export and write one Parquet table per metric "
         "family under --out: " + ", ".join(TABLES) + ".",
     )
-    metrics.add_argument(
-        "inputs",
-        nargs="+",
-        metavar="INPUT",
-        help="session logs (*.wblog, or folders of them), or the output folder of "
-        "'whiteboard log export' (Parquet or JSON lines; any URI Spark reads)",
-    )
+    _add_inputs(metrics, "+", "")
     metrics.add_argument(
         "--out", required=True, metavar="DIR", help="a folder, or any URI Spark writes to"
     )
-    metrics.add_argument(
-        "--master",
-        default=None,
-        metavar="URL",
-        help="Spark master: local[*] (the default: all cores here), local[N], "
-        "spark://host:7077, ... (under spark-submit, its --master is used)",
-    )
-    metrics.add_argument(
-        "--format",
-        choices=("auto", "wblog", "parquet", "jsonl"),
-        default="auto",
-        help="what INPUT holds (default: tell from the files)",
-    )
-    metrics.add_argument(
-        "--idle-s",
-        type=_seconds,
-        default=60.0,
-        metavar="S",
-        help="a gap between ops longer than this is idle (default 60)",
-    )
-    metrics.add_argument(
-        "--window-s",
-        type=_seconds,
-        default=10.0,
-        metavar="S",
-        help="a member is active for this long after each op (simultaneity), and drawings "
-        "this close in time may be co-edits (interactions) (default 10)",
-    )
-    metrics.add_argument(
-        "--near-px",
-        type=_pixels(zero=True),
-        default=150.0,
-        metavar="PX",
-        help="drawings whose boxes are this close, in board units, are near each other "
-        "(interactions; default 150)",
-    )
-    metrics.add_argument(
-        "--cell-px",
-        type=_pixels(zero=False),
-        default=64.0,
-        metavar="PX",
-        help="the side of a territory grid cell, in board units (default 64)",
-    )
-    metrics.add_argument(
-        "--conf",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        type=_conf_item,
-        help="a Spark setting, as spark-submit's --conf (repeatable)",
-    )
+    _add_metric_options(metrics)
+    _add_spark_options(metrics)
     cluster.add_parser(jobs)
     _add_replay_parser(jobs)
     _add_report_parser(jobs)
@@ -125,10 +70,7 @@ def run_metrics(args: argparse.Namespace) -> int:
         from analytics.session import build_session
         from analytics.summary import collect_summary, format_summary
     except ImportError as exc:
-        raise AnalyticsError(
-            f"the analytics need PySpark and pyarrow ({exc}): install the 'analytics' extra, "
-            "for example .venv/bin/pip install -e '.[analytics]'"
-        ) from None
+        raise _without_spark(exc) from None
     from pyspark.sql import SparkSession
 
     config = MetricsConfig(
@@ -169,6 +111,13 @@ def run_metrics(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _without_spark(exc: ImportError) -> AnalyticsError:
+    return AnalyticsError(
+        f"the analytics need PySpark and pyarrow ({exc}): install the 'analytics' extra, "
+        "for example .venv/bin/pip install -e '.[analytics]'"
+    )
+
+
 def _run_spark_job(args: argparse.Namespace) -> int:
     """``replay`` and ``report``: their modules import PySpark, so they are imported here."""
     try:
@@ -177,20 +126,62 @@ def _run_spark_job(args: argparse.Namespace) -> int:
         else:
             from analytics.report import run_report as run
     except ImportError as exc:
-        raise AnalyticsError(
-            f"the analytics need PySpark and pyarrow ({exc}): install the 'analytics' extra, "
-            "for example .venv/bin/pip install -e '.[analytics]'"
-        ) from None
+        raise _without_spark(exc) from None
     return run(args)
 
 
+def _add_inputs(job: argparse.ArgumentParser, count: str, extra: str) -> None:
+    job.add_argument(
+        "inputs",
+        nargs=count,
+        metavar="INPUT",
+        help="session logs (*.wblog, or folders of them), or the output folder of "
+        "'whiteboard log export' (Parquet or JSON lines; any URI Spark reads)" + extra,
+    )
+
+
+def _add_metric_options(job: argparse.ArgumentParser) -> None:
+    """The metrics' tuning, for ``metrics`` and for ``report`` (which computes them)."""
+    job.add_argument(
+        "--idle-s",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="a gap between ops longer than this is idle (default 60)",
+    )
+    job.add_argument(
+        "--window-s",
+        type=_seconds,
+        default=10.0,
+        metavar="S",
+        help="a member is active for this long after each op (simultaneity), and drawings "
+        "this close in time may be co-edits (interactions) (default 10)",
+    )
+    job.add_argument(
+        "--near-px",
+        type=_pixels(zero=True),
+        default=150.0,
+        metavar="PX",
+        help="drawings whose boxes are this close, in board units, are near each other "
+        "(interactions; default 150)",
+    )
+    job.add_argument(
+        "--cell-px",
+        type=_pixels(zero=False),
+        default=64.0,
+        metavar="PX",
+        help="the side of a territory grid cell, in board units (default 64)",
+    )
+
+
 def _add_spark_options(job: argparse.ArgumentParser) -> None:
-    """The input and Spark options of the replay and report jobs, as the metrics job's."""
+    """Where and how Spark runs, for every job that starts it."""
     job.add_argument(
         "--master",
         default=None,
         metavar="URL",
-        help="Spark master: local[*] (the default), local[N], spark://host:7077, ...",
+        help="Spark master: local[*] (the default: all cores here), local[N], "
+        "spark://host:7077, ... (under spark-submit, its --master is used)",
     )
     job.add_argument(
         "--format",
@@ -217,13 +208,7 @@ def _add_replay_parser(jobs: argparse._SubParsersAction[argparse.ArgumentParser]
         "its end) with the app's board model, and paint each into a PNG on the Spark "
         "executors: DIR/frames.parquet and DIR/frames/<session>/NNNN.png.",
     )
-    replay.add_argument(
-        "inputs",
-        nargs="+",
-        metavar="INPUT",
-        help="session logs (*.wblog, or folders of them), or the output folder of "
-        "'whiteboard log export'",
-    )
+    _add_inputs(replay, "+", "")
     replay.add_argument(
         "--out", required=True, metavar="DIR", help="a folder (every executor must write it)"
     )
@@ -262,13 +247,7 @@ def _add_report_parser(jobs: argparse._SubParsersAction[argparse.ArgumentParser]
         "contributions, the interaction graph and network health; across sessions a table "
         "and distributions.",
     )
-    report.add_argument(
-        "inputs",
-        nargs="*",
-        metavar="INPUT",
-        help="session logs (*.wblog, or folders of them), or the output folder of "
-        "'whiteboard log export' (none with --metrics)",
-    )
+    _add_inputs(report, "*", "; none with --metrics")
     report.add_argument("--out", required=True, metavar="FILE", help="the HTML file to write")
     report.add_argument(
         "--metrics", metavar="DIR", help="the --out of a metrics run: its tables are used"
@@ -276,34 +255,7 @@ def _add_report_parser(jobs: argparse._SubParsersAction[argparse.ArgumentParser]
     report.add_argument(
         "--replay", metavar="DIR", help="the --out of a replay run: its final frames are shown"
     )
-    report.add_argument(
-        "--idle-s",
-        type=_seconds,
-        default=60.0,
-        metavar="S",
-        help="as the metrics job's (default 60)",
-    )
-    report.add_argument(
-        "--window-s",
-        type=_seconds,
-        default=10.0,
-        metavar="S",
-        help="as the metrics job's (default 10)",
-    )
-    report.add_argument(
-        "--near-px",
-        type=_pixels(zero=True),
-        default=150.0,
-        metavar="PX",
-        help="as the metrics job's (default 150)",
-    )
-    report.add_argument(
-        "--cell-px",
-        type=_pixels(zero=False),
-        default=64.0,
-        metavar="PX",
-        help="as the metrics job's (default 64)",
-    )
+    _add_metric_options(report)
     _add_spark_options(report)
 
 

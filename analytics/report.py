@@ -316,20 +316,32 @@ def _timeline_plot(
     return line_chart("timeline", series, "minutes since the first op", "ops", name)
 
 
+def _member_bars(
+    rows: Sequence[Row],
+    column: str,
+    show: Any,
+    colours: Mapping[int, str],
+    labels: Mapping[int, str],
+    scale: float = 1.0,
+) -> tuple[Bar, ...]:
+    """A bar per member row: its ``column`` divided by ``scale``, labelled ``show(value)``."""
+    return tuple(
+        Bar(
+            labels[r["member"]],
+            None if r[column] is None else r[column] / scale,
+            show(r[column]),
+            colours[r["member"]],
+            str(r["member"]),
+        )
+        for r in rows
+    )
+
+
 def _contribution_plot(
     name: str, rows: Sequence[Row], colours: Mapping[int, str], labels: Mapping[int, str]
 ) -> str:
     def bars(column: str, show: Any) -> tuple[Bar, ...]:
-        return tuple(
-            Bar(
-                labels[r["member"]],
-                r[column],
-                show(r[column]),
-                colours[r["member"]],
-                str(r["member"]),
-            )
-            for r in rows
-        )
+        return _member_bars(rows, column, show, colours, labels)
 
     return bar_panels(
         "contribution",
@@ -376,16 +388,7 @@ def _network_plot(
     ordered = sorted(rows, key=lambda r: order.index(r["member"]) if r["member"] in order else 0)
 
     def bars(column: str, show: Any, scale: float = 1.0) -> tuple[Bar, ...]:
-        return tuple(
-            Bar(
-                labels[r["member"]],
-                None if r[column] is None else r[column] / scale,
-                show(r[column]),
-                colours[r["member"]],
-                str(r["member"]),
-            )
-            for r in ordered
-        )
+        return _member_bars(ordered, column, show, colours, labels, scale)
 
     return bar_panels(
         "network",

@@ -108,9 +108,14 @@ EVE_OPS: tuple[tuple[float, Op], ...] = (
 
 
 def header(member: int, name: str, start: float, group: str = G1) -> SessionHeader:
+    return log_header(member, name, at(start), group, f"{name}-{member}-log")
+
+
+def log_header(member: int, name: str, t_us: int, group: str, session_id: str) -> SessionHeader:
+    """The header of a hand-made RMP log (for these logs and report_logs')."""
     return SessionHeader(
-        t_us=at(start),
-        session_id=f"{name}-{member}-log",
+        t_us=t_us,
+        session_id=session_id,
         app_version="0.1.0",
         transport="rmp",
         params={"profile": "lan"},

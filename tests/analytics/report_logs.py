@@ -33,6 +33,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+from tests.analytics.handmade import log_header, write
 from whiteboard.board import Board, Erase, Op, OpId, Stroke, encode_op
 from whiteboard.sessionlog import (
     CountersRecord,
@@ -41,7 +42,6 @@ from whiteboard.sessionlog import (
     ReadyRecord,
     Record,
     SessionHeader,
-    SessionLogWriter,
     StateReceivedRecord,
 )
 
@@ -95,29 +95,12 @@ AFTER_JOIN_OPS: tuple[tuple[float, Op], ...] = (  # cy's, delivered by bob
 
 
 def header(member: int, name: str, start: float, group: str) -> SessionHeader:
-    return SessionHeader(
-        t_us=at(start),
-        session_id=f"report-{member}-{group[-9:-5].replace('.', '')}",
-        app_version="0.1.0",
-        transport="rmp",
-        params={"profile": "lan"},
-        group=group,
-        iface=None,
-        ttl=1,
-        member_id=member,
-        member_name=name,
-    )
+    session_id = f"report-{member}-{group[-9:-5].replace('.', '')}"
+    return log_header(member, name, at(start), group, session_id)
 
 
 def delivered(time: float, op: Op, late: bool = False) -> DeliveredRecord:
     return DeliveredRecord(at(time), op.id.author, key(time, op), at(time), late, encode_op(op))
-
-
-def write(folder: Path, head: SessionHeader, records: list[Record]) -> Path:
-    with SessionLogWriter.create(head, folder) as writer:
-        for record in sorted(records, key=lambda r: r.t_us):
-            writer.append(record)
-    return writer.path
 
 
 def write_report_logs(folder: Path) -> list[Path]:

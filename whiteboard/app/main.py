@@ -7,7 +7,7 @@ import signal
 import sys
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from whiteboard.app.settings import (
     DEFAULT_GROUP,
@@ -119,10 +119,15 @@ def run_app(argv: list[str]) -> int:
         return EXIT_CANNOT_OPEN
     window.settings = settings
     window.show()
-    # Ctrl+C in the terminal closes the window, which leaves the session properly. The
-    # handler may run between any two bytecodes (inside the transport's core, say), so it only
-    # raises a flag; a ticker, which also gives Python control a few times a second so that
-    # the handler runs at all, closes the window from the event loop.
+    return run_until_closed(app, window)
+
+
+def run_until_closed(app: QApplication, window: QWidget) -> int:
+    """Run Qt until ``window`` is closed. Ctrl+C in the terminal closes the window (which
+    leaves the session properly). The handler may run between any two bytecodes (inside the
+    transport's core, say), so it only raises a flag; a ticker, which also gives Python control
+    a few times a second so that the handler runs at all, closes the window from the event
+    loop."""
     interrupted: list[bool] = []
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
     ticker = QTimer()

@@ -3,6 +3,8 @@ whether their board agrees with ours (whiteboard/app/health.py decides; this onl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QHeaderView, QTableWidget, QWidget
@@ -37,18 +39,7 @@ class MembersPanel(QDockWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Members", parent)
         self.setObjectName("members")
-        self.table = QTableWidget(0, len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        for column, tip in enumerate(TOOLTIPS):
-            header = self.table.horizontalHeaderItem(column)
-            if header is not None:
-                header.setToolTip(tip)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = member_table(0, COLUMNS, TOOLTIPS, self)
         self.setWidget(self.table)
         self._rows: list[MemberRow] = []
 
@@ -95,10 +86,35 @@ def _number(value: int) -> Item:
     return item
 
 
-def _swatch(argb: int) -> QIcon:
+def member_table(
+    rows: int, columns: Sequence[str], tooltips: Sequence[str], parent: QWidget
+) -> QTableWidget:
+    """A read-only table of members, a row each: the name column stretches, the others fit
+    their contents, and each column's header tells what it shows when hovered."""
+    table = QTableWidget(rows, len(columns), parent)
+    table.setHorizontalHeaderLabels(list(columns))
+    for column, tip in enumerate(tooltips):
+        item = table.horizontalHeaderItem(column)
+        if item is not None:
+            item.setToolTip(tip)
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+    table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    header = table.horizontalHeader()
+    header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+    header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+    return table
+
+
+def swatch(colour: QColor) -> QIcon:
+    """A small square of ``colour``, a member's icon."""
     pixmap = QPixmap(16, 16)
-    pixmap.fill(QColor.fromRgba(argb))
+    pixmap.fill(colour)
     return QIcon(pixmap)
 
 
-__all__ = ["MembersPanel"]
+def _swatch(argb: int) -> QIcon:
+    return swatch(QColor.fromRgba(argb))
+
+
+__all__ = ["MembersPanel", "member_table", "swatch"]

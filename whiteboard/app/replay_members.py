@@ -4,10 +4,11 @@ ops are shown and whether they are highlighted."""
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QHeaderView, QTableWidget, QWidget
+from PySide6.QtGui import QColor, QIcon
+from PySide6.QtWidgets import QDockWidget, QWidget
 from PySide6.QtWidgets import QTableWidgetItem as Item
 
+from whiteboard.app.members_panel import member_table, swatch
 from whiteboard.replay.filter import MemberFilter
 from whiteboard.replay.timeline import MemberInfo
 
@@ -31,18 +32,7 @@ class ReplayMembers(QDockWidget):
         super().__init__("Members", parent)
         self.setObjectName("replay-members")
         self.members = members
-        self.table = QTableWidget(len(members), len(COLUMNS), self)
-        self.table.setHorizontalHeaderLabels(list(COLUMNS))
-        for column, tip in enumerate(TOOLTIPS):
-            header = self.table.horizontalHeaderItem(column)
-            if header is not None:
-                header.setToolTip(tip)
-        self.table.verticalHeader().setVisible(False)
-        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
-        self.table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        self.table = member_table(len(members), COLUMNS, TOOLTIPS, self)
         for row, info in enumerate(members):
             # "recorder": whose log this is, whose view of the session is replayed.
             name = Item(f"{info.name} (recorder)" if info.me else info.name)
@@ -92,9 +82,7 @@ def _check(on: bool, tip: str) -> Item:
 
 
 def _swatch(argb: int | None) -> QIcon:
-    pixmap = QPixmap(16, 16)
-    pixmap.fill(UNKNOWN_COLOUR if argb is None else QColor.fromRgba(argb))
-    return QIcon(pixmap)
+    return swatch(UNKNOWN_COLOUR if argb is None else QColor.fromRgba(argb))
 
 
 __all__ = ["ReplayMembers"]

@@ -10,7 +10,6 @@ their own times (``tick(now)``) and never wait. See docs/replay.md.
 from __future__ import annotations
 
 import gc
-import signal
 import sys
 import time
 from bisect import bisect_left
@@ -36,6 +35,7 @@ from PySide6.QtWidgets import (
 
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.export import ExportError, export_png
+from whiteboard.app.main import run_until_closed
 from whiteboard.app.render import bounds
 from whiteboard.app.replay_highlight import HighlightOverlay
 from whiteboard.app.replay_members import ReplayMembers
@@ -421,18 +421,9 @@ def run_replay_app(timeline: Timeline) -> int:
     window = ReplayWindow(timeline, replay=prepared_replay(timeline))
     window.resize(1200, 800)
     window.show()
-    # Ctrl+C in the terminal closes the window (as in whiteboard/app/main.py): the handler
-    # only sets a flag, a ticker acts on it from the event loop.
-    interrupted: list[bool] = []
-    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.append(True))
-    ticker = QTimer()
-    ticker.timeout.connect(lambda: window.close() if interrupted else None)
-    ticker.start(250)
     try:
-        return app.exec()
+        return run_until_closed(app, window)
     finally:
-        ticker.stop()
-        signal.signal(signal.SIGINT, previous)
         window.close()
         gc.unfreeze()  # see prepared_replay
 
