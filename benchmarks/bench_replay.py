@@ -12,8 +12,9 @@ Then it prints, each as median and max over S random seeks (50 by default):
 * a seek in the core: ``Replay.seek`` (keyframe copy, steps after it, the difference);
 * a seek in the window (1200x800, offscreen): the board plus the canvas told what changed,
   then the first frame (the canvas paints what it can in its frame budget and finishes the
-  rest between events, as in the live app), then every tile in view rendered and grabbed as
-  an image (the whole picture at the window's size; --render-seeks of them, it is slow).
+  rest between events, as in the live app) and how much of that the garbage collector took,
+  then every tile in view rendered and grabbed as an image (the whole picture at the
+  window's size; --render-seeks of them, it is slow).
 
 Target (issue "Replay in the app"): every seek under 200 ms.
 """
@@ -120,6 +121,21 @@ def report(name: str, seconds: list[float]) -> None:
     )
 
 
+class CollectorClock:
+    """Time spent in Python's cyclic garbage collector from now on (gc.callbacks)."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self._start = 0.0
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.perf_counter()
+        else:
+            self.seconds += time.perf_counter() - self._start
+
+
 def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
     action()
@@ -205,10 +221,13 @@ def in_window(timeline: Timeline, moments: list[int], render_seeks: int) -> None
     window.fit_recording()
     window.canvas.finish_rendering()
     print(f"window opened in {time.perf_counter() - start:.2f} s (its keyframes included)")
-    seek_times, frame_times, full_times = [], [], []
+    seek_times, frame_times, full_times, collecting = [], [], [], []
+    collector = CollectorClock()
     for index, t in enumerate(moments):
+        before = collector.seconds
         seek_times.append(timed(lambda t=t: window.seek_to(t)))
         frame_times.append(seek_times[-1] + timed(window.canvas.repaint))
+        collecting.append(collector.seconds - before)
         if index < render_seeks:
             image_time = timed(lambda: (window.canvas.finish_rendering(), window.canvas.grab()))
             full_times.append(frame_times[-1] + image_time)
@@ -216,6 +235,7 @@ def in_window(timeline: Timeline, moments: list[int], render_seeks: int) -> None
             app.processEvents()  # the rest of the tiles, between seeks, as between events
     report("window seek (board + canvas told)", seek_times)
     report("window seek to the first frame painted", frame_times)
+    report("  of which the garbage collector", collecting)
     if full_times:
         report(f"window seek to the whole {WIDTH}x{HEIGHT} picture rendered", full_times)
     window.close()

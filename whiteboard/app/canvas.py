@@ -10,7 +10,9 @@ that delivers after a round trip.
 What is shown is kept in three layers, so that a 10,000-stroke board stays fluid:
 
 * the *scene* (:class:`~whiteboard.app.hit.Scene`): every shown object with its shown offset
-  and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`;
+  and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`, or, for a
+  board shown afresh (a state loaded, a replay's jump), by comparing it with what is shown:
+  what did not change keeps its place, bounds, path and tiles;
 * the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
   the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
   late op repaints only where it paints, and only what paints there;
@@ -30,7 +32,7 @@ import itertools
 import math
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -46,7 +48,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
-from whiteboard.app.hit import Item, Scene, ZOrder
+from whiteboard.app.hit import Item, Scene, Shown, ZOrder
 from whiteboard.app.render import (
     TILE,
     TileCache,
@@ -70,6 +72,7 @@ from whiteboard.app.view import (
 from whiteboard.board import (
     MAX_OP_BYTES,
     Board,
+    BoardObject,
     Change,
     Erase,
     Move,
@@ -473,7 +476,10 @@ class BoardCanvas(QWidget):
         return item.order[0][0] != _PENDING_FIRST and item.id not in self._lifted
 
     def _tile_items(self, rect: Rect) -> list[Item]:
-        return [item for item in self._scene.in_rect(rect) if self._tiled(item)]
+        items = self._scene.in_rect(rect)
+        if not self._pending and not self._lifted:
+            return items  # all of them are tiled (a replay's tens of thousands: no filtering)
+        return [item for item in items if self._tiled(item)]
 
     def _capture(self, ids: Iterable[OpId]) -> _Before:
         scene = self._scene
@@ -493,6 +499,8 @@ class BoardCanvas(QWidget):
             return None
         op, dx, dy, order = state
         assert isinstance(op, Stroke | Shape | Text)
+        if old is not None and old.op is not op:
+            self._tiles.forget(op_id)  # its path and chunks were another op's
         if (
             old is not None
             and old.op is op
@@ -572,7 +580,10 @@ class BoardCanvas(QWidget):
         return self._scene.find(rect_inflated(item.rect, margin), above) is not None
 
     def _rebuild(self) -> None:
-        """Show a whole board afresh (the first, or one loaded from a state)."""
+        """Show the board as it is now, whatever changed (the first board, one loaded from a
+        state, a replay's jump): the scene is brought up to it object by object, keeping what
+        is shown as it was, and the tiles are repainted, or dropped to be rendered afresh,
+        only where something changed."""
         board = self.board
         self._shown_board = board
         for op_id in [i for i in self._pending if i in board]:
@@ -580,29 +591,68 @@ class BoardCanvas(QWidget):
             self._pending_seq.pop(op_id, None)
         self._recount()
         scene = self._scene
-        scene.clear()
-        self._tiles.clear()
-        key = board.key
-        erasing, moving = self._erasing, self._moving
-        top: ZOrder | None = None
-        for obj in board.objects():
-            op_id = obj.id
-            if erasing.get(op_id):
-                continue
-            dx, dy = obj.dx, obj.dy
-            moved = moving.get(op_id)
-            if moved is not None:
-                dx += moved[0]
-                dy += moved[1]
-            top = (key(op_id), op_id)
-            scene.add(obj.op, dx, dy, top)
-        self._tile_top = top
-        for op_id, op in self._pending.items():
-            if isinstance(op, Stroke | Shape | Text):
-                self._reshow(op_id)
+        objects = board.objects()
+        gone, new = scene.update(self._shown_objects(board, objects))
+        forget = self._tiles.forget
+        for item in gone:
+            now = scene.get(item.id)
+            if now is None or now.op is not item.op:
+                forget(item.id)  # its path and chunks belong to an op no longer shown
+        if self._pending or self._lifted:
+            tiled = self._tiled
+            gone = [item for item in gone if tiled(item)]
+            new = [item for item in new if tiled(item)]
         self._lifted = {i: a for i, a in self._lifted.items() if i in scene}
+        if len(gone) + len(new) <= MAX_DIRTY_RECTS:
+            # A few objects: repainted where they paint, as for a Change (an object moved is
+            # not new to the tiles).
+            was_tiled = {item.id for item in gone}
+            dirty = [(item, False) for item in gone]
+            dirty += [(item, item.id not in was_tiled) for item in new]
+            self._invalidate_tiles(dirty)
+        else:
+            # Too many to repaint at once: the tiles they meet are rendered afresh, a slice
+            # at a time (see _render_step), and the others are kept.
+            self._tiles.drop([item.rect for item in itertools.chain(gone, new)])
+        # Every object in the tiles is now one of this board's: none is above its top one.
+        if objects:
+            op_id = objects[-1].op.id
+            self._tile_top = (board.key(op_id), op_id)
+        else:
+            self._tile_top = None
         self._prune_selection()
         self.update()
+
+    def _shown_objects(self, board: Board, objects: list[BoardObject]) -> Iterator[Shown]:
+        """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
+        erases and moves leave them, then the pending drawings."""
+        key = board.key
+        erasing, moving = self._erasing, self._moving
+        if not erasing and not moving:
+            # The usual case, and a replay's: a board of 100,000 objects is walked here.
+            for obj in objects:
+                op = obj.op
+                op_id = op.id
+                yield op, obj.dx, obj.dy, (key(op_id), op_id)
+        else:
+            for obj in objects:
+                op = obj.op
+                op_id = op.id
+                if erasing.get(op_id):
+                    continue
+                dx, dy = obj.dx, obj.dy
+                moved = moving.get(op_id)
+                if moved is not None:
+                    dx += moved[0]
+                    dy += moved[1]
+                yield op, dx, dy, (key(op_id), op_id)
+        for op_id, op in self._pending.items():
+            if isinstance(op, Stroke | Shape | Text):
+                state = self._state(op_id)
+                if state is not None:
+                    drawing, dx, dy, order = state
+                    assert isinstance(drawing, Stroke | Shape | Text)
+                    yield drawing, dx, dy, order
 
     def _prune_selection(self) -> None:
         if any(i not in self._scene for i in self._selection):

@@ -1,8 +1,9 @@
 """Painting board objects with QPainter, in board coordinates (the caller sets the view).
 
 Kept apart from the widget so that export and thumbnails reuse it. Geometry that does not
-change for an op (its path, its bounds) is cached by the caller per op id: ops are immutable,
-so an id always means the same shape.
+change for an op (its path, its bounds) is cached by the caller per op id while the object is
+shown: ops are immutable, so the cache holds as long as the id is shown with the same op
+object (one shown with another, from a state loaded, is forgotten and computed again).
 
 Painting is the canvas's hot loop (a 10,000-stroke board is 10,000 paths), so the path of a
 stroke is built from plain floats with as few calls into Qt as possible, and pens and text
@@ -382,6 +383,13 @@ MAX_BLOCK = 8
 THINNEST_DEVICE_PEN = 1.01
 TileKey = tuple[int, int]
 ItemsIn = Callable[[Rect], list[Item]]
+# TileCache.drop tests every tile against at most this many rectangles (else their union).
+MAX_DROP_RECTS = 256
+
+
+def _tile_rect(key: TileKey, unit: float) -> Rect:
+    """Tile ``key``'s board rectangle, for tiles of ``unit`` board units."""
+    return (key[0] * unit, key[1] * unit, (key[0] + 1) * unit, (key[1] + 1) * unit)
 
 
 @dataclass(slots=True, eq=False)
@@ -712,6 +720,44 @@ class TileCache:
                 tile_rect = (key[0] * unit, key[1] * unit, (key[0] + 1) * unit, (key[1] + 1) * unit)
                 if any(rect_intersects(tile_rect, area) for area in areas):
                     del fallback.tiles[key]
+
+    def drop(self, rects: Sequence[Rect]) -> None:
+        """What is shown in board rectangles ``rects`` changed, too much to repaint at once:
+        drop the tiles they meet (blocks being rendered included), to be rendered afresh,
+        a slice at a time, when they are needed; the others are kept. So are the paths."""
+        if not rects:
+            return
+        if len(rects) > MAX_DROP_RECTS:
+            # Tested against every tile below: one rectangle around them all instead.
+            rects = [
+                (
+                    min(r[0] for r in rects),
+                    min(r[1] for r in rects),
+                    max(r[2] for r in rects),
+                    max(r[3] for r in rects),
+                )
+            ]
+        margin = self.aa_margin
+        areas = [(r[0] - margin, r[1] - margin, r[2] + margin, r[3] + margin) for r in rects]
+        # The tiles held are few (those in view, the ring around them, some spare), whatever
+        # the zoom: each is tested, rather than listing the keys an area meets.
+        unit = TILE / (self.scale * self.dpr)
+        doomed = {
+            id(tile)
+            for key, tile in self._tiles.items()
+            if any(rect_intersects(_tile_rect(key, unit), area) for area in areas)
+        }
+        if doomed:
+            # A block being rendered goes as a whole (see invalidate).
+            self._tiles = {k: t for k, t in self._tiles.items() if id(t) not in doomed}
+        fallback = self._fallback
+        if fallback is not None:
+            unit = TILE / (fallback.scale * fallback.dpr)
+            fallback.tiles = {
+                key: tile
+                for key, tile in fallback.tiles.items()
+                if not any(rect_intersects(_tile_rect(key, unit), area) for area in areas)
+            }
 
     def _repaint(self, areas: list[Rect], targets: list[tuple[TileKey, _Tile]]) -> None:
         """Render board rectangles ``areas`` afresh, once, into a patch on the device pixel
