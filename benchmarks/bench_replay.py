@@ -238,6 +238,11 @@ def in_window(timeline: Timeline, moments: list[int], render_seeks: int) -> None
     report("  of which the garbage collector", collecting)
     if full_times:
         report(f"window seek to the whole {WIDTH}x{HEIGHT} picture rendered", full_times)
+    opened = rss_mb()
+    for t in moments * 3:  # memory stays put however long one seeks (each seek freezes)
+        window.seek_to(t)
+        app.processEvents()
+    print(f"memory after {len(moments) * 3} more seeks: {rss_mb() - opened:+.0f} MiB")
     window.close()
 
 

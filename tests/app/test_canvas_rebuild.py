@@ -377,6 +377,79 @@ def test_scene_update_keeps_z_order_its_index_and_the_items_unchanged(qtbot: QtB
     check_index(scene)
 
 
+def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> None:
+    """The board's objects given as they are (the canvas's usual path): the same
+    BoardObject keeps its item without a look; an equal one (a board loaded from a state)
+    or the same op moved is compared and shown as it now is; both paths mixed (a jump
+    with pending moves, then without) leave the scene exactly the board."""
+    del qtbot  # text_box measures with a font: the QApplication is needed
+    ops = session_ops(500, seed=21, clear_at=350)
+    scene = Scene(lambda op: content_bounds(op, text_box), text_box)
+
+    def expected(board: Board) -> list[tuple[Op, float, float, object]]:
+        return [(o.op, o.dx, o.dy, (board.key(o.id), o.id)) for o in board.objects()]
+
+    for count, as_objects in ((250, True), (260, False), (260, True), (120, True), (500, True)):
+        board = board_after(ops, count)
+        before = {item.id: item for item in scene.items()}
+        if as_objects:
+            gone, new = scene.update((), board.objects(), board.key)
+        else:
+            gone, new = scene.update(expected(board))
+        assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(board)
+        same = {
+            item.id
+            for item in scene.items()
+            if (old := before.get(item.id)) is not None
+            and (old.op, old.dx, old.dy, old.order) == (item.op, item.dx, item.dy, item.order)
+        }
+        assert all(scene.get(op_id) is before[op_id] for op_id in same)
+        assert {i.id for i in new} == {i.id for i in scene.items()} - same
+        assert {i.id for i in gone} == set(before) - same
+        check_index(scene)
+    # The same board again: nothing changes, every item is the one shown before.
+    board = board_after(ops, 500)
+    scene.update((), board.objects(), board.key)
+    items = {item.id: item for item in scene.items()}
+    assert scene.update((), board.objects(), board.key) == ([], [])
+    assert all(scene.get(op_id) is item for op_id, item in items.items())
+    # Back to an earlier board and forth again (a replay's keyframe copies share objects):
+    # the items shown then are shown again, not made anew, and filed where they are.
+    earlier = board.copy()
+    earlier.apply((10**12, 7, 1), Clear(OpId(7, 10**6)))
+    shown_then = {item.id: item for item in scene.items()}
+    gone, new = scene.update((), earlier.objects(), earlier.key)
+    assert scene.items() == [] and len(gone) == len(shown_then)
+    gone, new = scene.update((), board.objects(), board.key)
+    assert gone == [] and len(new) == len(shown_then)
+    assert all(scene.get(op_id) is item for op_id, item in shown_then.items())
+    check_index(scene)
+
+    # One object moved, on a copy (which shares the other objects): only it is reported.
+    target = board.objects()[len(board.objects()) // 2]
+    author = target.id.author
+    moved = board.copy()
+    moved.apply((10**12, author, 1), Move(OpId(author, 10**6), (target.id,), 30.0, -7.0))
+    gone, new = scene.update((), moved.objects(), moved.key)
+    assert [i.id for i in new] == [target.id] and [i.id for i in gone] == [target.id]
+    item = scene.get(target.id)
+    assert item is not None and (item.dx, item.dy) == (target.dx + 30.0, target.dy - 7.0)
+    assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(moved)
+    # A state loaded: equal objects, ops decoded anew: every item replaced, none kept stale.
+    loaded = Board.from_snapshot(moved.snapshot())
+    gone, new = scene.update((), loaded.objects(), loaded.key)
+    assert {i.id for i in new} == {i.id for i in gone} == {o.id for o in loaded.objects()}
+    assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(loaded)
+    # Objects added and taken away by the live canvas's own path after a jump.
+    first, last = loaded.objects()[0], loaded.objects()[-1]
+    scene.discard(first.id)
+    extra = Stroke(OpId(99, 1), (5.0, 5.0, 900.0, 700.0), 0xFF000000, 3.0)
+    scene.add(extra, 0.0, 0.0, ((10**13, 99, 1), extra.id))
+    assert scene.topmost_at(5.0, 5.0, 2.0) is scene.get(extra.id)
+    assert first.id not in scene and last.id in scene
+    check_index(scene)
+
+
 def test_an_op_delivered_as_another_object_than_the_one_pending_is_painted_from_its_own(
     qtbot: QtBot,
 ) -> None:

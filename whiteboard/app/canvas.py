@@ -592,7 +592,12 @@ class BoardCanvas(QWidget):
         self._recount()
         scene = self._scene
         objects = board.objects()
-        gone, new = scene.update(self._shown_objects(board, objects))
+        if self._erasing or self._moving:
+            gone, new = scene.update(self._shown_objects(board, objects))
+        else:
+            # The usual case, and a replay's: the board's objects as they are, then the
+            # pending drawings.
+            gone, new = scene.update(self._shown_pending(), objects, board.key)
         forget = self._tiles.forget
         for item in gone:
             now = scene.get(item.id)
@@ -628,24 +633,21 @@ class BoardCanvas(QWidget):
         erases and moves leave them, then the pending drawings."""
         key = board.key
         erasing, moving = self._erasing, self._moving
-        if not erasing and not moving:
-            # The usual case, and a replay's: a board of 100,000 objects is walked here.
-            for obj in objects:
-                op = obj.op
-                op_id = op.id
-                yield op, obj.dx, obj.dy, (key(op_id), op_id)
-        else:
-            for obj in objects:
-                op = obj.op
-                op_id = op.id
-                if erasing.get(op_id):
-                    continue
-                dx, dy = obj.dx, obj.dy
-                moved = moving.get(op_id)
-                if moved is not None:
-                    dx += moved[0]
-                    dy += moved[1]
-                yield op, dx, dy, (key(op_id), op_id)
+        for obj in objects:
+            op = obj.op
+            op_id = op.id
+            if erasing.get(op_id):
+                continue
+            dx, dy = obj.dx, obj.dy
+            moved = moving.get(op_id)
+            if moved is not None:
+                dx += moved[0]
+                dy += moved[1]
+            yield op, dx, dy, (key(op_id), op_id)
+        yield from self._shown_pending()
+
+    def _shown_pending(self) -> Iterator[Shown]:
+        """The pending drawings to show, in the order they were drawn."""
         for op_id, op in self._pending.items():
             if isinstance(op, Stroke | Shape | Text):
                 state = self._state(op_id)

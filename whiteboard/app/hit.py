@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from whiteboard.app.view import Rect, rect_contains, rect_intersects, rect_translated, rect_union
-from whiteboard.board import DrawingOp, OpId, OpKind, Shape, Stroke, Text
+from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, OrderKey, Shape, Stroke, Text
 
 TextRect = Callable[[Text], Rect]
 # The ellipse outline is tested as a polygon of this many sides: at 500 board units across it
@@ -239,6 +239,9 @@ class Item:
     # ``rect`` before the offset, which depends on the op alone: a moved object keeps it.
     # Kept here rather than in a cache by id, so that it goes when the object does.
     base: Rect
+    # The board's object shown as it is (no pending move or erase), if it was: the same
+    # object again is shown the same (see Scene.update).
+    source: BoardObject | None = None
 
     @property
     def id(self) -> OpId:
@@ -246,6 +249,9 @@ class Item:
 
 
 _order_of = attrgetter("order")
+# How many items no longer shown a scene keeps to show again (see Scene.update): a replay
+# of 100,000 ops going back and forth reuses them; a few tens of MB at most.
+RETIRED_ITEMS = 200_000
 
 
 class Scene:
@@ -279,6 +285,9 @@ class Scene:
         self._z_sorted = True
         self._cells: defaultdict[tuple[int, int], set[OpId]] = defaultdict(set)
         self._big: set[OpId] = set()
+        # Items no longer shown, by id, at most RETIRED_ITEMS of them: shown again as they
+        # were (a replay going back and forth), they are taken back rather than made anew.
+        self._retired: dict[OpId, Item] = {}
 
     def __len__(self) -> int:
         return len(self._items)
@@ -295,6 +304,7 @@ class Scene:
 
     def clear(self) -> None:
         self._items.clear()
+        self._retired.clear()
         self._z_sorted = True
         self._cells.clear()
         self._big.clear()
@@ -340,20 +350,69 @@ class Scene:
             self._unfile((item,))
         return item
 
-    def update(self, shown: Iterable[Shown]) -> tuple[list[Item], list[Item]]:
-        """Show exactly ``shown``, which must be in z-order (bottom first), and return what
-        changed: the items no longer shown, and the items new or replaced.
+    def update(
+        self,
+        shown: Iterable[Shown],
+        objects: Iterable[BoardObject] = (),
+        key: Callable[[OpId], OrderKey] | None = None,
+    ) -> tuple[list[Item], list[Item]]:
+        """Show exactly the board's ``objects`` as they are (z-order ``(key(id), id)``), then
+        ``shown``, all in z-order (bottom first), and return what changed: the items no
+        longer shown, and the items new or replaced.
 
         An object shown as it was (the same op object at the same offset and z-order) keeps
         its item: a board that changed in a few places costs a pass over its objects and the
-        work of the changes. One whose op is another object (a board loaded from a state)
-        is replaced, its bounds computed afresh."""
+        work of the changes. The very same BoardObject as before is shown as before without
+        a look at it: it is immutable, and its z-order is its op's order key, which a board
+        fixes when it applies the op (copies of a board share its objects and their keys).
+        One whose op is another object (a board loaded from a state) is replaced, its bounds
+        computed afresh."""
         old = self._items
         items: dict[OpId, Item] = {}
         gone: list[Item] = []
         new: list[Item] = []
         bounds_of = self._bounds_of
         pop = old.pop
+        unretire = self._retired.pop
+        if key is not None:
+            for obj in objects:
+                op = obj.op
+                op_id = op.id
+                item = pop(op_id, None)
+                if item is not None:
+                    if item.source is obj:
+                        items[op_id] = item
+                        continue
+                    gone.append(item)
+                else:
+                    item = unretire(op_id, None)
+                    if item is not None and item.source is obj:
+                        # Shown before, not now, and to be shown as it was then (a replay
+                        # going back and forth): its item again, filed anew.
+                        items[op_id] = item
+                        new.append(item)
+                        continue
+                dx, dy, order = obj.dx, obj.dy, (key(op_id), op_id)
+                if (
+                    item is not None
+                    and item.op is op
+                    and item.dx == dx
+                    and item.dy == dy
+                    and item.order == order
+                ):
+                    item.source = obj  # the same showing: known by this object from now
+                    if gone and gone[-1] is item:
+                        gone.pop()
+                    else:
+                        new.append(item)
+                    items[op_id] = item
+                    continue
+                base = item.base if item is not None and item.op is op else bounds_of(op)
+                x0, y0, x1, y1 = base
+                rect = (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+                item = Item(op, dx, dy, rect, order, base, obj)
+                items[op_id] = item
+                new.append(item)
         for op, dx, dy, order in shown:
             op_id = op.id
             item = pop(op_id, None)
@@ -375,6 +434,13 @@ class Scene:
         gone.extend(old.values())
         self._items = items
         self._z_sorted = True
+        retired = self._retired
+        if len(retired) + len(gone) > RETIRED_ITEMS:
+            retired.clear()
+        for item in gone:
+            op_id = item.op.id
+            if op_id not in items:
+                retired[op_id] = item
         if len(gone) + len(new) > len(items):
             # Most of it changed: filing everything afresh is cheaper than taking out what
             # went one by one.
@@ -452,7 +518,7 @@ class Scene:
         x0, y0, x1, y1 = self._cell_box(rect)
         rx0, ry0, rx1, ry1 = rect
         if (x1 - x0 + 1) * (y1 - y0 + 1) <= self.MAX_QUERY_CELLS:
-            cells = self._cells
+            cells, big = self._cells, self._big
             buckets = [
                 bucket
                 for x in range(x0, x1 + 1)
@@ -461,7 +527,7 @@ class Scene:
             ]
             if not ordered or sum(map(len, buckets)) * self.SCAN_SHARE < len(self._items):
                 items = self._items
-                ids: set[OpId] = set(self._big).union(*buckets)
+                ids: set[OpId] = set(big).union(*buckets)
                 found = [
                     item
                     for i in ids
@@ -489,8 +555,8 @@ class Scene:
         if (x1 - x0 + 1) * (y1 - y0 + 1) > self.MAX_QUERY_CELLS:
             groups = [items]
         else:
-            cells = self._cells
-            groups = [self._big]
+            cells, big = self._cells, self._big
+            groups = [big]
             groups += [
                 bucket
                 for x in range(x0, x1 + 1)

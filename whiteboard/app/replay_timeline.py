@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
 from PySide6.QtCore import QEvent, QPoint, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent
+from PySide6.QtGui import QColor, QHelpEvent, QMouseEvent, QPainter, QPaintEvent, QPixmap
 from PySide6.QtWidgets import (
     QLabel,
     QSizePolicy,
@@ -99,6 +99,8 @@ class TimelineLanes(QWidget):
         self.position_us = timeline.start_us
         self.gaps: tuple[IdleGap, ...] = ()
         self.show_gaps = False
+        self._cached: tuple[tuple[object, ...], QPixmap] | None = None  # see _background
+        self._cached_gaps: tuple[IdleGap, ...] = ()
         rows = 1 + len(self.kinds)
         self.setFixedHeight(rows * (ROW_HEIGHT + ROW_GAP) + ROW_GAP)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
@@ -132,6 +134,25 @@ class TimelineLanes(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         try:
+            painter.drawPixmap(0, 0, self._background())
+            x = self.x_of(self.position_us)
+            painter.fillRect(QRectF(x - 0.5, 0.0, 1.5, self.height()), CURSOR_COLOUR)
+        finally:
+            painter.end()
+
+    def _background(self) -> QPixmap:
+        """Everything but the cursor, painted once per size and scale: a seek repaints the
+        cursor's old and new places, and painting every column and mark each time took tens
+        of milliseconds of a seek on a long recording."""
+        dpr = self.devicePixelRatioF()
+        key = (self.width(), self.height(), dpr, self.slider.value_span(), self.show_gaps)
+        if self._cached is not None and self._cached[0] == key and self._cached_gaps is self.gaps:
+            return self._cached[1]
+        pixmap = QPixmap(round(self.width() * dpr), round(self.height() * dpr))
+        pixmap.setDevicePixelRatio(dpr)
+        pixmap.fill(Qt.GlobalColor.transparent)
+        painter = QPainter(pixmap)
+        try:
             if self.show_gaps:
                 for gap in self.gaps:
                     x0, x1 = self.x_of(gap.start_us), self.x_of(gap.end_us)
@@ -139,10 +160,11 @@ class TimelineLanes(QWidget):
             self._paint_activity(painter)
             for kind in self.kinds:
                 self._paint_marks(painter, kind)
-            x = self.x_of(self.position_us)
-            painter.fillRect(QRectF(x - 0.5, 0.0, 1.5, self.height()), CURSOR_COLOUR)
         finally:
             painter.end()
+        self._cached = (key, pixmap)
+        self._cached_gaps = self.gaps
+        return pixmap
 
     def _paint_activity(self, painter: QPainter) -> None:
         """Changes to the board per pixel column, darker where there are more."""

@@ -274,10 +274,13 @@ class Board:
             entries = self._entries
             # Mostly sorted already (the out-of-place objects were appended at the end), which
             # Timsort merges in about linear time.
-            items = sorted(self._objects.items(), key=lambda item: entries[item[0]].sort_key)
-            self._objects = dict(items)
+            objects = self._objects
+            # The ids, not (id, object) pairs: on a board of 100,000 objects the pairs are as
+            # many short-lived tuples, which cost time and set off the garbage collector.
+            ids = sorted(objects, key=lambda op_id: entries[op_id].sort_key)
+            self._objects = {op_id: objects[op_id] for op_id in ids}
             self._z_sorted = True
-            self._z_top = entries[items[-1][0]].sort_key if items else None
+            self._z_top = entries[ids[-1]].sort_key if ids else None
         return self._objects
 
     # -- applying ---------------------------------------------------------------------------
