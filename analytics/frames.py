@@ -189,7 +189,7 @@ def render_png(board: Board, view: View, width: int, height: int) -> bytes:
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF
     from PySide6.QtGui import QColor, QImage, QPainter
 
-    from whiteboard.app.render import geometry, paint_op
+    from whiteboard.app.render import paint_objects
 
     image = QImage(width, height, QImage.Format.Format_RGB32)
     image.fill(QColor.fromRgba(WHITE))
@@ -206,14 +206,7 @@ def render_png(board: Board, view: View, width: int, height: int) -> bytes:
         painter.scale(scale, scale)
         painter.translate(-view.x0, -view.y0)
         painter.setClipRect(area)
-        for obj in board.objects():
-            geo = geometry(obj.op)
-            if not geo.bounds.translated(obj.dx, obj.dy).intersects(area):
-                continue
-            painter.save()
-            painter.translate(obj.dx, obj.dy)
-            paint_op(painter, obj.op, geo)
-            painter.restore()
+        paint_objects(painter, board.objects(), area)
     finally:
         painter.end()
     data = QByteArray()

@@ -31,7 +31,7 @@ from PySide6.QtSvg import QSvgGenerator
 
 from whiteboard import __version__
 from whiteboard.app.files import describe_os_error, write_atomically
-from whiteboard.app.render import geometry, paint_op
+from whiteboard.app.render import geometry, paint_objects
 from whiteboard.board import Board
 
 # Room around the drawings when exporting the whole board, in board units.
@@ -265,14 +265,7 @@ def _paint(painter: QPainter, board: Board, area: QRectF, scale: float) -> None:
     painter.translate(-area.left(), -area.top())
     # Cuts objects at the area's edge in PNG and PDF (SVG ignores it, see export_svg).
     painter.setClipRect(area)
-    for obj in board.objects():
-        geo = geometry(obj.op)
-        if not geo.bounds.translated(obj.dx, obj.dy).intersects(area):
-            continue  # keeps SVG and PDF files free of what cannot be seen
-        painter.save()
-        painter.translate(obj.dx, obj.dy)
-        paint_op(painter, obj.op, geo)
-        painter.restore()
+    paint_objects(painter, board.objects(), area)
 
 
 def _with_painter(

@@ -37,7 +37,7 @@ from PySide6.QtGui import (
 
 from whiteboard.app.hit import Item, arrow_head, content_bounds
 from whiteboard.app.view import Rect, View, rect_intersects
-from whiteboard.board import DrawingOp, OpId, OpKind, Shape, Stroke, Text, Tool
+from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, Shape, Stroke, Text, Tool
 
 
 def _guard_none_refcount() -> None:
@@ -310,6 +310,24 @@ def geometry(op: DrawingOp) -> Geometry:
 def paint_op(painter: QPainter, op: DrawingOp, geo: Geometry) -> None:
     """Paint ``op`` at its own coordinates (translate the painter for an object's offset)."""
     paint_object(painter, op, geo.path)
+
+
+def paint_objects(
+    painter: QPainter,
+    objects: Iterable[BoardObject],
+    area: QRectF,
+    geometry_of: Callable[[BoardObject], Geometry] = lambda obj: geometry(obj.op),
+) -> None:
+    """Paint ``objects`` (bottom first) at their offsets, those that meet board rectangle
+    ``area``: the others are skipped (and so kept out of SVG and PDF files)."""
+    for obj in objects:
+        geo = geometry_of(obj)
+        if not geo.bounds.translated(obj.dx, obj.dy).intersects(area):
+            continue
+        painter.save()
+        painter.translate(obj.dx, obj.dy)
+        paint_op(painter, obj.op, geo)
+        painter.restore()
 
 
 def paint_object(

@@ -15,7 +15,7 @@ from PySide6.QtGui import QColor, QPainter, QPaintEvent
 from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.canvas import BoardCanvas
-from whiteboard.app.render import Geometry, geometry, paint_op
+from whiteboard.app.render import Geometry, geometry, paint_objects
 from whiteboard.app.view import board_transform
 from whiteboard.board import BoardObject, OpId
 
@@ -60,14 +60,8 @@ class HighlightOverlay(QWidget):
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
             painter.setTransform(board_transform(view))
-            for obj in self.objects:
-                geo = self._geometry[obj.id]
-                if not geo.bounds.translated(obj.dx, obj.dy).intersects(seen):
-                    continue
-                painter.save()
-                painter.translate(obj.dx, obj.dy)
-                paint_op(painter, obj.op, geo)
-                painter.restore()
+            known = self._geometry
+            paint_objects(painter, self.objects, seen, lambda obj: known[obj.id])
         finally:
             painter.end()
 
