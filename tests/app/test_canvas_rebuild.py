@@ -16,7 +16,7 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from whiteboard.app.canvas import MAX_DIRTY_RECTS, BoardCanvas
-from whiteboard.app.hit import Scene, content_bounds
+from whiteboard.app.hit import Item, Scene, content_bounds
 from whiteboard.app.render import bounds, object_path, text_box
 from whiteboard.app.view import Rect, rect_intersects
 from whiteboard.board import (
@@ -125,6 +125,22 @@ def check_shows(qtbot: QtBot, canvas: BoardCanvas, board: Board) -> None:
         assert (path is None) == (expected is None)
         assert path is None or expected is None or path == expected
     assert picture(canvas) == fresh_picture(qtbot, canvas, board)
+
+
+def check_reported(
+    scene: Scene, before: dict[OpId, Item], gone: list[Item], new: list[Item]
+) -> None:
+    """What Scene.update reported against what it showed ``before``: an object shown as it
+    was keeps its item; the others are new, and what went is reported gone."""
+    same = {
+        item.id
+        for item in scene.items()
+        if (old := before.get(item.id)) is not None
+        and (old.op, old.dx, old.dy, old.order) == (item.op, item.dx, item.dy, item.order)
+    }
+    assert all(scene.get(op_id) is before[op_id] for op_id in same)
+    assert {i.id for i in new} == {i.id for i in scene.items()} - same
+    assert {i.id for i in gone} == set(before) - same
 
 
 def check_index(scene: Scene) -> None:
@@ -355,15 +371,7 @@ def test_scene_update_keeps_z_order_its_index_and_the_items_unchanged(qtbot: QtB
         before = {item.id: item for item in scene.items()}
         gone, new = scene.update(shown)
         assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == shown
-        same = {
-            item.id
-            for item in scene.items()
-            if (old := before.get(item.id)) is not None
-            and (old.op, old.dx, old.dy, old.order) == (item.op, item.dx, item.dy, item.order)
-        }
-        assert all(scene.get(op_id) is before[op_id] for op_id in same)
-        assert {i.id for i in new} == {i.id for i in scene.items()} - same
-        assert {i.id for i in gone} == set(before) - same
+        check_reported(scene, before, gone, new)
         assert all(before[i.id] is i for i in gone)
         check_index(scene)
     board = board_after(ops, 400)
@@ -397,15 +405,7 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
         else:
             gone, new = scene.update(expected(board))
         assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(board)
-        same = {
-            item.id
-            for item in scene.items()
-            if (old := before.get(item.id)) is not None
-            and (old.op, old.dx, old.dy, old.order) == (item.op, item.dx, item.dy, item.order)
-        }
-        assert all(scene.get(op_id) is before[op_id] for op_id in same)
-        assert {i.id for i in new} == {i.id for i in scene.items()} - same
-        assert {i.id for i in gone} == set(before) - same
+        check_reported(scene, before, gone, new)
         check_index(scene)
     # The same board again: nothing changes, every item is the one shown before.
     board = board_after(ops, 500)
