@@ -79,6 +79,7 @@ def test_two_windows_converge(qtbot: QtBot, net: NetConfig, window_a: MainWindow
     [obj] = window_b.replica.board.objects()
     assert isinstance(obj.op, Stroke) and obj.op.colour == 0xFFE53935
 
+    window_b.canvas.finish_rendering()  # every tile in view, whatever the first paint did
     image = window_b.canvas.grab().toImage()
     ratio = image.devicePixelRatio()  # grab() is in device pixels, the board in logical ones
     for x, y in [(95, 80), (150, 120)]:
