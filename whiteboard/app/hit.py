@@ -539,12 +539,25 @@ class Scene:
                 if ordered:
                     found.sort(key=_order_of)
                 return found
-        # Much of the board: walk it all (in z-order), no sort.
-        return [
+        # Much of the board: walk it all, in z-order if it is kept in z-order.
+        found = [
             item
-            for item in (self._ordered() if ordered else self._items).values()
+            for item in self._items.values()
             if (r := item.rect)[0] <= rx1 and rx0 <= r[2] and r[1] <= ry1 and ry0 <= r[3]
         ]
+        if ordered and not self._z_sorted:
+            if len(found) * 2 <= len(self._items):
+                # A part of it (the area a late op repaints, zoomed out): sorting what was
+                # found is cheaper than putting the whole board back in z-order.
+                found.sort(key=_order_of)
+                return found
+            # Most of it: back in z-order once, for this query and the next ones.
+            found = [
+                item
+                for item in self._ordered().values()
+                if (r := item.rect)[0] <= rx1 and rx0 <= r[2] and r[1] <= ry1 and ry0 <= r[3]
+            ]
+        return found
 
     def find(self, rect: Rect, test: Callable[[Item], bool]) -> Item | None:
         """An object whose rectangle meets ``rect`` and passes ``test``, None if none does;
