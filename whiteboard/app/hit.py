@@ -23,13 +23,17 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from whiteboard.app.view import Rect, rect_contains, rect_intersects, rect_translated, rect_union
-from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, OrderKey, Shape, Stroke, Text
+from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, OrderKey, Shape, Stroke
+from whiteboard.board.geometry import (
+    ARROW_HEAD_ANGLE,
+    TextRect,
+    arrow_head_length,
+    content_bounds,
+)
 
-TextRect = Callable[[Text], Rect]
 # The ellipse outline is tested as a polygon of this many sides: at 500 board units across it
 # is within 0.6 units of the true curve.
 ELLIPSE_SIDES = 64
-ARROW_HEAD_ANGLE = math.radians(25.0)
 
 
 def arrow_head(
@@ -40,32 +44,11 @@ def arrow_head(
     length = math.hypot(x2 - x1, y2 - y1)
     if length == 0.0:
         return (x2, y2), []
-    head = min(max(10.0, 4.0 * width), length)
+    head = min(arrow_head_length(width), length)
     ux, uy = (x2 - x1) / length, (y2 - y1) / length
     bx, by = x2 - ux * head, y2 - uy * head
     half = head * math.tan(ARROW_HEAD_ANGLE)
     return (bx, by), [(x2, y2), (bx - uy * half, by + ux * half), (bx + uy * half, by - ux * half)]
-
-
-def content_bounds(op: DrawingOp, text_rect: TextRect) -> Rect:
-    """What ``op`` paints, pen width included (no antialiasing margin), before its offset."""
-    if isinstance(op, Stroke):
-        points = op.points
-        xs, ys = points[0::2], points[1::2]
-        half = op.width / 2.0
-        return (min(xs) - half, min(ys) - half, max(xs) + half, max(ys) + half)
-    if isinstance(op, Shape):
-        half = op.width / 2.0
-        if op.kind is OpKind.ARROW:
-            # The head is wider than the pen: as wide as its length times tan(25 degrees).
-            half += max(10.0, 4.0 * op.width) * math.tan(ARROW_HEAD_ANGLE)
-        return (
-            min(op.x1, op.x2) - half,
-            min(op.y1, op.y2) - half,
-            max(op.x1, op.x2) + half,
-            max(op.y1, op.y2) + half,
-        )
-    return text_rect(op)
 
 
 def point_segment_distance(

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 from PySide6.QtGui import QTransform
 
+from whiteboard.board.geometry import Rect
+
 MIN_ZOOM = 0.05
 MAX_ZOOM = 32.0
 # Ctrl+= / Ctrl+-: four steps double the size.
@@ -21,9 +23,6 @@ FIT_MARGIN = 24.0
 # Fit never magnifies past 100%: a single small scribble is shown at its real size, centred,
 # rather than blown up to fill the window.
 FIT_MAX_ZOOM = 1.0
-
-# An axis-aligned rectangle (x0, y0, x1, y1) with x0 <= x1 and y0 <= y1.
-Rect = tuple[float, float, float, float]
 
 
 def clamp_zoom(scale: float) -> float:

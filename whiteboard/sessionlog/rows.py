@@ -17,12 +17,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from whiteboard.board import OpDecodeError, decode_op
+from whiteboard.board.geometry import Rect, content_bounds
 from whiteboard.board.ops import (
     Clear,
     Erase,
     Move,
     Op,
-    OpKind,
     Redo,
     Shape,
     Stroke,
@@ -89,7 +89,6 @@ BINARY_COLUMNS = frozenset(name for name, kind in COLUMNS if kind == "binary")
 # of the font size across (0.28 for "i", 0.99 for "W") and a line is 1.16 high.
 TEXT_CHAR_WIDTH = 0.55  # of the font size, per character of the longest line
 TEXT_LINE_HEIGHT = 1.2  # of the font size, per line
-ARROW_HEAD_ANGLE = math.radians(25.0)  # as the app paints it (whiteboard/app/hit.py)
 _EMPTY: Row = dict.fromkeys(name for name, _ in COLUMNS)
 
 
@@ -261,30 +260,18 @@ def stroke_length(points: tuple[float, ...]) -> float:
 
 def op_bbox(op: Op) -> list[float] | None:
     """``[x0, y0, x1, y1]``: the extent of what a drawing op paints, in board units, pen width
-    included, before any move (as the app's ``content_bounds``; a text's is estimated, see
+    included, before any move (the app's ``content_bounds``; a text's is estimated, see
     TEXT_CHAR_WIDTH). ``None`` for ops that draw nothing themselves."""
-    match op:
-        case Stroke():
-            xs, ys = op.points[0::2], op.points[1::2]
-            half = op.width / 2.0
-            return [min(xs) - half, min(ys) - half, max(xs) + half, max(ys) + half]
-        case Shape():
-            half = op.width / 2.0
-            if op.kind is OpKind.ARROW:
-                # The head is wider than the pen: as wide as its length times tan(25 degrees).
-                half += max(10.0, 4.0 * op.width) * math.tan(ARROW_HEAD_ANGLE)
-            return [
-                min(op.x1, op.x2) - half,
-                min(op.y1, op.y2) - half,
-                max(op.x1, op.x2) + half,
-                max(op.y1, op.y2) + half,
-            ]
-        case Text():
-            lines = op.text.split("\n")
-            width = TEXT_CHAR_WIDTH * op.font_size * max(len(line) for line in lines)
-            height = TEXT_LINE_HEIGHT * op.font_size * len(lines)
-            return [op.x, op.y, op.x + width, op.y + height]
+    if isinstance(op, Stroke | Shape | Text):
+        return list(content_bounds(op, _estimated_text_rect))
     return None
+
+
+def _estimated_text_rect(op: Text) -> Rect:
+    lines = op.text.split("\n")
+    width = TEXT_CHAR_WIDTH * op.font_size * max(len(line) for line in lines)
+    height = TEXT_LINE_HEIGHT * op.font_size * len(lines)
+    return (op.x, op.y, op.x + width, op.y + height)
 
 
 def target_authors(op: Op) -> list[int] | None:
