@@ -523,11 +523,7 @@ class Scene:
                     found.sort(key=_order_of)
                 return found
         # Much of the board: walk it all, in z-order if it is kept in z-order.
-        found = [
-            item
-            for item in self._items.values()
-            if (r := item.rect)[0] <= rx1 and rx0 <= r[2] and r[1] <= ry1 and ry0 <= r[3]
-        ]
+        found = _meeting(self._items.values(), rect)
         if ordered and not self._z_sorted:
             if len(found) * 2 <= len(self._items):
                 # A part of it (the area a late op repaints, zoomed out): sorting what was
@@ -535,11 +531,7 @@ class Scene:
                 found.sort(key=_order_of)
                 return found
             # Most of it: back in z-order once, for this query and the next ones.
-            found = [
-                item
-                for item in self._ordered().values()
-                if (r := item.rect)[0] <= rx1 and rx0 <= r[2] and r[1] <= ry1 and ry0 <= r[3]
-            ]
+            found = _meeting(self._ordered().values(), rect)
         return found
 
     def find(self, rect: Rect, test: Callable[[Item], bool]) -> Item | None:
@@ -581,6 +573,17 @@ class Scene:
     def enclosed_by(self, rect: Rect) -> list[Item]:
         """The objects wholly inside ``rect``, in z-order."""
         return [item for item in self.in_rect(rect) if rect_contains(rect, item.rect)]
+
+
+def _meeting(items: Iterable[Item], rect: Rect) -> list[Item]:
+    """The ``items`` whose rectangle meets ``rect``, in their order (one inlined test per
+    item: a query zoomed out walks every object of the board)."""
+    rx0, ry0, rx1, ry1 = rect
+    return [
+        item
+        for item in items
+        if (r := item.rect)[0] <= rx1 and rx0 <= r[2] and r[1] <= ry1 and ry0 <= r[3]
+    ]
 
 
 __all__ = [

@@ -491,13 +491,6 @@ class TileCache:
         self.visible = set()
         self.scale, self.dpr = scale, dpr
 
-    def clear(self) -> None:
-        """Forget everything rendered (the board was replaced)."""
-        self._tiles.clear()
-        self._fallback = None
-        self._paths.clear()
-        self._chunks.clear()
-
     def forget(self, op_id: OpId) -> None:
         self._paths.pop(op_id, None)
         self._chunks.pop(op_id, None)
@@ -731,13 +724,7 @@ class TileCache:
                         painter.end()
             else:
                 self._repaint(areas, targets)
-        fallback = self._fallback
-        if fallback is not None:
-            unit = TILE / (fallback.scale * fallback.dpr)
-            for key in list(fallback.tiles):
-                tile_rect = (key[0] * unit, key[1] * unit, (key[0] + 1) * unit, (key[1] + 1) * unit)
-                if any(rect_intersects(tile_rect, area) for area in areas):
-                    del fallback.tiles[key]
+        self._drop_fallback(areas)
 
     def drop(self, rects: Sequence[Rect]) -> None:
         """What is shown in board rectangles ``rects`` changed, too much to repaint at once:
@@ -768,6 +755,10 @@ class TileCache:
         if doomed:
             # A block being rendered goes as a whole (see invalidate).
             self._tiles = {k: t for k, t in self._tiles.items() if id(t) not in doomed}
+        self._drop_fallback(areas)
+
+    def _drop_fallback(self, areas: Sequence[Rect]) -> None:
+        """The previous scale's tiles that meet ``areas`` show what is no longer there."""
         fallback = self._fallback
         if fallback is not None:
             unit = TILE / (fallback.scale * fallback.dpr)
