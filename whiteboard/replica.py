@@ -115,13 +115,19 @@ class Replica:
         """Adopt a board given by another member, keeping any op we already had that it lacks.
 
         Raises :class:`SnapshotError` with a readable message for a bad snapshot."""
-        incoming = Board.from_snapshot(state)
-        for key, op in self.board.log():
-            incoming.apply(key, op)
-        self.board = incoming
+        self.board = adopted(Board.from_snapshot(state), self.board)
 
     def snapshot(self) -> bytes:
         return self.board.snapshot()
 
 
-__all__ = ["BoardStateSink", "Replica", "ReplicaStats"]
+def adopted(incoming: Board, had: Board) -> Board:
+    """``incoming`` (a board given by another member) with every op of ``had`` (ours) that it
+    lacks: what a member's board becomes when it is given one (also when a replay re-enacts
+    it, whiteboard/replay/keyframes.py)."""
+    for key, op in had.log():
+        incoming.apply(key, op)
+    return incoming
+
+
+__all__ = ["BoardStateSink", "Replica", "ReplicaStats", "adopted"]

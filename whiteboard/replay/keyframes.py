@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from whiteboard.board import Board, Change
 from whiteboard.replay.timeline import OpStep, Step
+from whiteboard.replica import adopted
 
 MAX_KEYFRAMES = 20
 MIN_SPACING = 1000  # steps: below this a copy costs more than replaying the steps
@@ -33,13 +34,10 @@ def apply_step(board: Board, step: Step) -> tuple[Board, Change | None]:
     have)."""
     if isinstance(step, OpStep):
         return board, board.apply(step.key, step.op)
-    # Replica.load_state: the given board, with every op this member already had added.
     incoming = Board()
     for key, op in step.entries:
         incoming.apply(key, op)
-    for key, op in board.log():
-        incoming.apply(key, op)
-    return incoming, None
+    return adopted(incoming, board), None
 
 
 def board_after(steps: Sequence[Step], count: int) -> Board:
