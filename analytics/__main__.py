@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -20,7 +19,6 @@ from analytics import TABLES, AnalyticsError, cluster
 
 EXIT_OK = 0
 EXIT_PROBLEM = 2  # a message a person can act on, no traceback (as the whiteboard command)
-STAGING = ".staging"  # inside --out: Spark skips names starting with "." when reading
 
 
 def build_parser(prog: str = "python -m analytics") -> argparse.ArgumentParser:
@@ -65,17 +63,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m analytics") -
 
 def run_metrics(args: argparse.Namespace) -> int:
     try:
-        from analytics.load import InputFormat, load_rows, resolve_format
+        from analytics.load import STAGING, InputFormat, resolve_format, spark_rows
         from analytics.metrics import MetricsConfig, compute, read_tables, write_tables
-        from analytics.session import build_session
         from analytics.summary import collect_summary, format_summary
     except ImportError as exc:
         raise _without_spark(exc) from None
-    from pyspark.sql import SparkSession
 
-    config = MetricsConfig(
-        idle_s=args.idle_s, window_s=args.window_s, near_px=args.near_px, cell_px=args.cell_px
-    )
+    config = MetricsConfig.of(args)
     fmt = resolve_format(args.inputs, InputFormat(args.format))
     out: str = args.out
     if fmt is InputFormat.WBLOG and "://" in out:
@@ -84,29 +78,16 @@ def run_metrics(args: argparse.Namespace) -> int:
             "every executor shares, on a cluster): export them first "
             "(whiteboard log export --format parquet) to write to a URI"
         )
-    staging = Path(out) / STAGING
-    started = time.monotonic()
-    reused = SparkSession.getActiveSession() is not None
-    spark = build_session(args.master, dict(args.conf))
-    ready = time.monotonic()
-    try:
-        shutil.rmtree(staging, ignore_errors=True)  # an earlier run's, if it was killed
-        loaded = load_rows(spark, args.inputs, staging, fmt)
-        for message in (*loaded.failed, *loaded.warnings):
-            print(f"analytics: {message}", file=sys.stderr)
-        tables = compute(loaded.rows, config)
+    with spark_rows(args.inputs, fmt, Path(out) / STAGING, args.master, dict(args.conf)) as run:
+        tables = compute(run.rows, config)
         write_tables(tables, out)
-        summary = format_summary(*collect_summary(read_tables(spark, out)))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not reused:
-            spark.stop()
+        summary = format_summary(*collect_summary(read_tables(run.spark, out)))
     done = time.monotonic()
     print(summary)
     print()
     print(
-        f"wrote {len(tables)} tables to {out} ({', '.join(tables)}) in {done - ready:.1f} s "
-        f"(Spark started in {ready - started:.1f} s)"
+        f"wrote {len(tables)} tables to {out} ({', '.join(tables)}) in {done - run.ready:.1f} s "
+        f"(Spark started in {run.startup_s:.1f} s)"
     )
     return EXIT_OK
 

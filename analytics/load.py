@@ -13,7 +13,11 @@ on storage every executor reads (the CLI puts it inside ``--out``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import shutil
+import sys
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
@@ -78,6 +82,51 @@ def load_rows(
     else:
         frame = spark.read.parquet(*inputs)
     return LoadedRows(_normalised(frame), fmt)
+
+
+# Where a job exports session logs for Spark to read, inside its --out folder: Spark skips
+# names starting with "." when it reads the folder.
+STAGING = ".staging"
+
+
+@dataclass(frozen=True)
+class SparkRun:
+    """A job's SparkSession and the rows of its inputs (see :func:`spark_rows`)."""
+
+    spark: SparkSession
+    rows: DataFrame
+    startup_s: float  # how long Spark took to start (0 if one was running)
+    ready: float  # time.monotonic() once it had: a job's own time is counted from here
+
+
+@contextmanager
+def spark_rows(
+    inputs: Sequence[str],
+    fmt: InputFormat,
+    staging: Path,
+    master: str | None,
+    conf: Mapping[str, str],
+) -> Iterator[SparkRun]:
+    """Start Spark (or use the session running, as under spark-submit or in the tests) and
+    read ``inputs``, for a job: logs are exported into ``staging`` first (emptied of an
+    earlier, killed run's files, removed at the end). The inputs that could not be read are
+    named on stderr. Spark is stopped at the end if it was started here."""
+    from analytics.session import build_session
+
+    started = time.monotonic()
+    reused = SparkSession.getActiveSession() is not None
+    spark = build_session(master, conf)
+    ready = time.monotonic()
+    try:
+        shutil.rmtree(staging, ignore_errors=True)
+        loaded = load_rows(spark, inputs, staging, fmt)
+        for message in (*loaded.failed, *loaded.warnings):
+            print(f"analytics: {message}", file=sys.stderr)
+        yield SparkRun(spark, loaded.rows, ready - started, ready)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not reused:
+            spark.stop()
 
 
 def resolve_format(inputs: Sequence[str], fmt: InputFormat = InputFormat.AUTO) -> InputFormat:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -40,6 +41,11 @@ class MetricsConfig:
     window_s: float = 10.0
     near_px: float = 150.0  # drawings whose boxes are this close (board units) are near
     cell_px: float = 64.0  # the side of a territory grid cell, board units
+
+    @classmethod
+    def of(cls, args: Any) -> MetricsConfig:
+        """From the command line's options (``metrics`` and ``report`` take the same)."""
+        return cls(args.idle_s, args.window_s, args.near_px, args.cell_px)
 
     def __post_init__(self) -> None:
         for name, unit in (("idle_s", "seconds"), ("window_s", "seconds"), ("cell_px", "px")):

@@ -71,7 +71,6 @@ DEFAULT_SIZE = (640, 480)
 DEFAULT_KEYFRAME_EVERY = 1000
 MAX_FRAMES_PER_SESSION = 10_000
 MAX_SIDE = 8192  # pixels: a frame is a picture to look at, not a poster
-STAGING = ".staging"  # inside --out: Spark skips names starting with "."
 TABLE = "frames.parquet"  # inside --out, beside the PNGs' folder
 FRAMES_DIR = "frames"
 
@@ -534,8 +533,7 @@ def _whole(text: str, option: str) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``python -m analytics replay``: the options as analytics.__main__ parses them."""
-    from analytics.load import InputFormat, load_rows, resolve_format
-    from analytics.session import build_session
+    from analytics.load import STAGING, InputFormat, resolve_format, spark_rows
 
     config = config_of(args)
     fmt = resolve_format(args.inputs, InputFormat(args.format))
@@ -552,23 +550,11 @@ def run_replay(args: argparse.Namespace) -> int:
         raise AnalyticsError(
             f'"{out}" cannot be used as the output folder: {exc.strerror}'
         ) from None
-    staging = out / STAGING
-    started = time.monotonic()
-    reused = SparkSession.getActiveSession() is not None
-    spark = build_session(args.master, {**EXECUTOR_ENV, **dict(args.conf)})
-    ready = time.monotonic()
-    try:
-        shutil.rmtree(staging, ignore_errors=True)
-        loaded = load_rows(spark, args.inputs, staging, fmt)
-        for message in (*loaded.failed, *loaded.warnings):
-            print(f"analytics: {message}", file=sys.stderr)
-        result = replay(spark, loaded.rows, out, config)
+    conf = {**EXECUTOR_ENV, **dict(args.conf)}
+    with spark_rows(args.inputs, fmt, out / STAGING, args.master, conf) as run:
+        result = replay(run.spark, run.rows, out, config)
         finals = collect_final(result.frames)
         count = result.frames.count()
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not reused:
-            spark.stop()
     done = time.monotonic()
     for board_session in result.missing_states:
         print(
@@ -581,8 +567,8 @@ def run_replay(args: argparse.Namespace) -> int:
     print()
     print(
         f"wrote {_count(count, 'frame')} of {_count(len(result.spans), 'board session')} to {out} "
-        f"({TABLE}, {FRAMES_DIR}/<session>/NNNN.png) in {done - ready:.1f} s "
-        f"(Spark started in {ready - started:.1f} s)"
+        f"({TABLE}, {FRAMES_DIR}/<session>/NNNN.png) in {done - run.ready:.1f} s "
+        f"(Spark started in {run.startup_s:.1f} s)"
     )
     return 0
 

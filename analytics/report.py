@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import base64
-import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -444,29 +442,15 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _compute(args: argparse.Namespace, beside: Path) -> tuple[dict, int]:
-    from pyspark.sql import SparkSession
-
-    from analytics.load import InputFormat, load_rows, resolve_format
+    from analytics.load import InputFormat, resolve_format, spark_rows
     from analytics.metrics import MetricsConfig, compute
-    from analytics.session import build_session
 
-    config = MetricsConfig(
-        idle_s=args.idle_s, window_s=args.window_s, near_px=args.near_px, cell_px=args.cell_px
-    )
+    config = MetricsConfig.of(args)
     fmt = resolve_format(args.inputs, InputFormat(args.format))
-    reused = SparkSession.getActiveSession() is not None
-    spark = build_session(args.master, dict(args.conf))
     # Logs are staged beside the report (a name Spark and people skip), removed at the end.
     staging = Path(tempfile.mkdtemp(prefix=".report-staging-", dir=beside))
-    try:
-        loaded = load_rows(spark, args.inputs, staging, fmt)
-        for message in (*loaded.failed, *loaded.warnings):
-            print(f"analytics: {message}", file=sys.stderr)
-        return collect_tables(compute(loaded.rows, config))
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not reused:
-            spark.stop()
+    with spark_rows(args.inputs, fmt, staging, args.master, dict(args.conf)) as run:
+        return collect_tables(compute(run.rows, config))
 
 
 # -- small pieces ----------------------------------------------------------------------------
