@@ -11,10 +11,12 @@ import math
 import random
 from collections.abc import Callable
 
+import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
+from whiteboard.app import hit
 from whiteboard.app.canvas import MAX_DIRTY_RECTS, BoardCanvas
 from whiteboard.app.hit import Item, Scene, content_bounds
 from whiteboard.app.render import bounds, object_path, text_box
@@ -22,11 +24,14 @@ from whiteboard.app.view import Rect, rect_intersects
 from whiteboard.board import (
     Board,
     Clear,
+    DrawingOp,
     Erase,
     Move,
     Op,
     OpId,
+    Shape,
     Stroke,
+    Text,
     Undo,
     decode_op,
     encode_op,
@@ -144,20 +149,24 @@ def check_reported(
 
 
 def check_index(scene: Scene) -> None:
-    """Every object is filed under exactly the cells its rectangle meets (or with the big
-    ones), and queries of any size find what a scan of every object finds, in z-order."""
+    """Every object shown, and every item kept to be shown again, is filed under exactly the
+    cells its rectangle meets (or with the big ones), nothing else is filed, and queries of
+    any size find what a scan of every shown object finds, in z-order."""
     items = scene.items()
+    kept = list(scene._retired.values())
+    assert all(i.shown for i in items) and not any(i.shown for i in kept)
+    assert all(i.filed for i in [*items, *kept])
     cell = scene.CELL
-    expected: dict[tuple[int, int], set[OpId]] = {}
-    big: set[OpId] = set()
-    for item in items:
+    expected: dict[tuple[int, int], set[Item]] = {}
+    big: set[Item] = set()
+    for item in [*items, *kept]:
         x0, y0, x1, y1 = (math.floor(c / cell) for c in item.rect)
         if (x1 - x0 + 1) * (y1 - y0 + 1) > scene.MAX_CELLS:
-            big.add(item.id)
+            big.add(item)
             continue
         for x in range(x0, x1 + 1):
             for y in range(y0, y1 + 1):
-                expected.setdefault((x, y), set()).add(item.id)
+                expected.setdefault((x, y), set()).add(item)
     assert dict(scene._cells) == expected
     assert scene._big == big
     rng = random.Random(len(items))
@@ -435,6 +444,13 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     item = scene.get(target.id)
     assert item is not None and (item.dx, item.dy) == (target.dx + 30.0, target.dy - 7.0)
     assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(moved)
+    # Kept items that come back shown otherwise (moved meanwhile) are replaced, and leave
+    # the index.
+    scene.update((), earlier.objects(), earlier.key)
+    gone, new = scene.update((), moved.objects(), moved.key)
+    assert gone == [] and {i.id for i in new} == {o.id for o in moved.objects()}
+    assert scene.get(target.id) is item and item.shown
+    check_index(scene)
     # A state loaded: equal objects, ops decoded anew: every item replaced, none kept stale.
     loaded = Board.from_snapshot(moved.snapshot())
     gone, new = scene.update((), loaded.objects(), loaded.key)
@@ -448,6 +464,57 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     assert scene.topmost_at(5.0, 5.0, 2.0) is scene.get(extra.id)
     assert first.id not in scene and last.id in scene
     check_index(scene)
+
+
+def test_drawings_kept_ahead_are_shown_by_their_items_when_a_jump_reaches_them(
+    qtbot: QtBot,
+) -> None:
+    """Scene.keep (a replay opening): each drawing is bounded and filed once, ahead; jumps
+    then show them by those items (moved ones by new items with the bounds kept), and
+    queries never find one not shown."""
+    del qtbot  # text_box measures with a font: the QApplication is needed
+    ops = session_ops(400, seed=8, clear_at=250)
+    bounded: list[OpId] = []
+
+    def counted_bounds(op: DrawingOp) -> Rect:
+        bounded.append(op.id)
+        return content_bounds(op, text_box)
+
+    scene = Scene(counted_bounds, text_box)
+    drawings = {op.id: (op, key) for key, op in ops if isinstance(op, Stroke | Shape | Text)}
+    scene.keep((op, 0.0, 0.0, (key, op.id)) for op, key in drawings.values())
+    assert len(scene) == 0 and sorted(bounded) == sorted(drawings)
+    check_index(scene)
+    assert scene.in_rect((-1e5, -1e5, 1e5, 1e5)) == []
+    kept = dict(scene._retired)
+    for count in (200, 400, 120, 260):
+        board = board_after(ops, count)
+        scene.update((), board.objects(), board.key)
+        for item in scene.items():
+            # The first time, each unmoved drawing is shown by its item kept ahead.
+            assert item is kept[item.id] or count != 200 or item.dx != 0.0 or item.dy != 0.0
+            assert item.base is kept[item.id].base
+        check_index(scene)
+    assert sorted(bounded) == sorted(drawings)  # none bounded again
+
+
+def test_items_kept_past_the_limit_leave_the_index(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past RETIRED_ITEMS kept items, they are let go and unfiled (or everything is filed
+    afresh when most of the index goes): memory stays bounded, queries stay exact."""
+    del qtbot  # text_box measures with a font: the QApplication is needed
+    monkeypatch.setattr(hit, "RETIRED_ITEMS", 40)
+    ops = session_ops(400, seed=5, clear_at=300)
+    scene = Scene(lambda op: content_bounds(op, text_box), text_box)
+    for count in (100, 20, 250, 0, 299, 301, 120, 400, 60):
+        board = board_after(ops, count)
+        scene.update((), board.objects(), board.key)
+        assert len(scene._retired) <= 40
+        assert [(i.op, i.dx, i.dy) for i in scene.items()] == [
+            (o.op, o.dx, o.dy) for o in board.objects()
+        ]
+        check_index(scene)
 
 
 def test_an_op_delivered_as_another_object_than_the_one_pending_is_painted_from_its_own(

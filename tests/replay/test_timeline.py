@@ -97,6 +97,14 @@ def test_a_board_given_on_joining_is_merged_with_what_the_member_had(tmp_path: P
     assert len(replay.board) == 4
     replay.seek(timeline.end_us)
     assert [obj.id for obj in replay.board.objects()] == [OpId(OTHER, 3), OpId(ME, 2)]
+    # Every drawing any moment may show, with its key, given boards included.
+    drawings = timeline.drawings()
+    assert [(op.id, key) for op, key in drawings] == [
+        (OpId(ME, 1), (4,)),
+        (OpId(OTHER, 1), (5,)),
+        (OpId(OTHER, 3), (9,)),
+        (OpId(ME, 2), (12,)),
+    ]
 
 
 def test_a_board_that_was_not_kept_or_cannot_load_is_a_warning(tmp_path: Path) -> None:

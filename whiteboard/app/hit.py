@@ -210,9 +210,10 @@ BoundsOf = Callable[[DrawingOp], Rect]
 Shown = tuple[DrawingOp, float, float, ZOrder]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Item:
-    """An object as the canvas shows it: the board's, moved by moves not delivered yet."""
+    """An object as the canvas shows it: the board's, moved by moves not delivered yet.
+    Compared and hashed by identity: a scene files the items themselves."""
 
     op: DrawingOp
     dx: float
@@ -225,6 +226,8 @@ class Item:
     # The board's object shown as it is (no pending move or erase), if it was: the same
     # object again is shown the same (see Scene.update).
     source: BoardObject | None = None
+    shown: bool = False  # by its scene now
+    filed: bool = False  # in its scene's index (shown, or kept to be shown again)
 
     @property
     def id(self) -> OpId:
@@ -241,9 +244,14 @@ class Scene:
     """The shown objects, indexed by a grid so that a region's objects are found without
     looking at the other thousands.
 
-    Each object is filed under every cell of :data:`CELL` board units its bounds meet; one
+    Each item is filed under every cell of :data:`CELL` board units its rectangle meets; one
     that meets more than :data:`MAX_CELLS` (a line across the board, or anything when the
-    board is zoomed far out) goes on a short list of big objects checked on every query.
+    board is zoomed far out) goes on a short list of big items checked on every query.
+
+    Items no longer shown but kept to be shown again (see :meth:`update`) stay filed, and
+    queries pass over them (``Item.shown``): a replay jumping back and forth between boards
+    of tens of thousands of objects neither files nor unfiles them each time (~1 us an item,
+    100 ms a jump).
 
     The objects are also kept in z-order (sorted again, in about linear time, after an
     object was added below the top one), so that a query meeting much of the board walks
@@ -266,10 +274,11 @@ class Scene:
         self._text_rect = text_rect
         self._items: dict[OpId, Item] = {}  # in z-order while self._z_sorted
         self._z_sorted = True
-        self._cells: defaultdict[tuple[int, int], set[OpId]] = defaultdict(set)
-        self._big: set[OpId] = set()
-        # Items no longer shown, by id, at most RETIRED_ITEMS of them: shown again as they
-        # were (a replay going back and forth), they are taken back rather than made anew.
+        self._cells: defaultdict[tuple[int, int], set[Item]] = defaultdict(set)
+        self._big: set[Item] = set()
+        # Items no longer shown, by id, at most RETIRED_ITEMS of them, still filed: shown
+        # again as they were (a replay going back and forth), they are taken back rather
+        # than made and filed anew.
         self._retired: dict[OpId, Item] = {}
 
     def __len__(self) -> int:
@@ -286,6 +295,8 @@ class Scene:
         return list(self._ordered().values())
 
     def clear(self) -> None:
+        for item in itertools.chain(self._items.values(), self._retired.values()):
+            item.shown = item.filed = False
         self._items.clear()
         self._retired.clear()
         self._z_sorted = True
@@ -317,7 +328,7 @@ class Scene:
         return self._add(op, dx, dy, order, self._bounds_of(op))
 
     def _add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder, base: Rect) -> Item:
-        item = Item(op, dx, dy, rect_translated(base, dx, dy), order, base)
+        item = Item(op, dx, dy, rect_translated(base, dx, dy), order, base, shown=True)
         items = self._items
         if self._z_sorted and items:
             # Still in z-order if it goes on top (the usual delivery). The dict's last value
@@ -330,6 +341,7 @@ class Scene:
     def discard(self, op_id: OpId) -> Item | None:
         item = self._items.pop(op_id, None)
         if item is not None:
+            item.shown = False
             self._unfile((item,))
         return item
 
@@ -349,11 +361,13 @@ class Scene:
         a look at it: it is immutable, and its z-order is its op's order key, which a board
         fixes when it applies the op (copies of a board share its objects and their keys).
         One whose op is another object (a board loaded from a state) is replaced, its bounds
-        computed afresh."""
+        computed afresh. An item no longer shown is kept (filed, at most
+        :data:`RETIRED_ITEMS`) to be taken back if it is shown again as it was."""
         old = self._items
         items: dict[OpId, Item] = {}
         gone: list[Item] = []
         new: list[Item] = []
+        stale: list[Item] = []  # kept items that will not be shown again as they are
         bounds_of = self._bounds_of
         pop = old.pop
         unretire = self._retired.pop
@@ -371,25 +385,22 @@ class Scene:
                     item = unretire(op_id, None)
                     if item is not None and item.source is obj:
                         # Shown before, not now, and to be shown as it was then (a replay
-                        # going back and forth): its item again, filed anew.
+                        # going back and forth): its item again, still filed.
                         items[op_id] = item
                         new.append(item)
                         continue
                 dx, dy, order = obj.dx, obj.dy, (key(op_id), op_id)
-                if (
-                    item is not None
-                    and item.op is op
-                    and item.dx == dx
-                    and item.dy == dy
-                    and item.order == order
-                ):
-                    item.source = obj  # the same showing: known by this object from now
-                    if gone and gone[-1] is item:
-                        gone.pop()
-                    else:
-                        new.append(item)
-                    items[op_id] = item
-                    continue
+                if item is not None:
+                    if item.op is op and item.dx == dx and item.dy == dy and item.order == order:
+                        item.source = obj  # the same showing: known by this object from now
+                        if gone and gone[-1] is item:
+                            gone.pop()
+                        else:
+                            new.append(item)
+                        items[op_id] = item
+                        continue
+                    if not gone or gone[-1] is not item:
+                        stale.append(item)  # a kept item, shown otherwise now
                 base = item.base if item is not None and item.op is op else bounds_of(op)
                 x0, y0, x1, y1 = base
                 rect = (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
@@ -417,23 +428,63 @@ class Scene:
         gone.extend(old.values())
         self._items = items
         self._z_sorted = True
+        for item in gone:
+            item.shown = False
+        for item in new:
+            item.shown = True
         retired = self._retired
-        if len(retired) + len(gone) > RETIRED_ITEMS:
-            retired.clear()
         for item in gone:
             op_id = item.op.id
-            if op_id not in items:
+            if op_id in items:
+                stale.append(item)  # replaced
+            else:
+                kept = retired.pop(op_id, None)
+                if kept is not None:
+                    stale.append(kept)
                 retired[op_id] = item
-        if len(gone) + len(new) > len(items):
-            # Most of it changed: filing everything afresh is cheaper than taking out what
-            # went one by one.
+        stale += self._over_limit()
+        if len(stale) > len(items) + len(retired):
+            # Most of the index is to go: filing what stays afresh is cheaper than taking
+            # out what goes one by one.
+            for item in stale:
+                item.filed = False
             self._cells = defaultdict(set)
             self._big = set()
-            self._file(items.values())
+            for item in itertools.chain(items.values(), retired.values()):
+                item.filed = False
+            self._file(itertools.chain(items.values(), retired.values()))
         else:
-            self._unfile(gone)
+            self._unfile(stale)
             self._file(new)
         return gone, new
+
+    def keep(self, shown: Iterable[Shown]) -> None:
+        """Get ready to show objects not shown now (a recording's, when its replay opens):
+        their items made and filed, and kept as items no longer shown are, so that the first
+        jump to a moment that shows tens of thousands of them costs what a jump back to it
+        does. An id already shown or kept is left as it is."""
+        items, retired = self._items, self._retired
+        bounds_of = self._bounds_of
+        made: list[Item] = []
+        for op, dx, dy, order in shown:
+            op_id = op.id
+            if op_id in items or op_id in retired:
+                continue
+            base = bounds_of(op)
+            x0, y0, x1, y1 = base
+            item = Item(op, dx, dy, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), order, base)
+            retired[op_id] = item
+            made.append(item)
+        self._file(made)
+        self._unfile(self._over_limit())
+
+    def _over_limit(self) -> list[Item]:
+        """Let go of the items kept longest past RETIRED_ITEMS, and return them."""
+        retired = self._retired
+        excess = len(retired) - RETIRED_ITEMS
+        if excess <= 0:
+            return []
+        return [retired.pop(op_id) for op_id in list(itertools.islice(retired, excess))]
 
     def _ordered(self) -> dict[OpId, Item]:
         if not self._z_sorted:
@@ -445,42 +496,46 @@ class Scene:
             self._z_sorted = True
         return self._items
 
-    # Filing and unfiling are the work of showing a changed board (a replay's jump files tens
-    # of thousands of objects): one loop over the items, everything in locals.
+    # Filing and unfiling are the work of showing a changed board (a replay's first jump to
+    # a moment files tens of thousands of objects): one loop over the items, in locals.
 
     def _file(self, items: Iterable[Item]) -> None:
-        """Index ``items`` under the cells their rectangles meet."""
+        """Index those of ``items`` not filed yet under the cells their rectangles meet."""
         cell, most = self.CELL, self.MAX_CELLS
         floor = math.floor
         cells, big = self._cells, self._big
         for item in items:
+            if item.filed:
+                continue
+            item.filed = True
             x0, y0, x1, y1 = item.rect
             i0, j0, i1, j1 = floor(x0 / cell), floor(y0 / cell), floor(x1 / cell), floor(y1 / cell)
-            op_id = item.op.id
             if i0 == i1 and j0 == j1:
-                cells[(i0, j0)].add(op_id)
+                cells[(i0, j0)].add(item)
             elif (i1 - i0 + 1) * (j1 - j0 + 1) > most:
-                big.add(op_id)
+                big.add(item)
             else:
                 for i in range(i0, i1 + 1):
                     for j in range(j0, j1 + 1):
-                        cells[(i, j)].add(op_id)
+                        cells[(i, j)].add(item)
 
     def _unfile(self, items: Iterable[Item]) -> None:
         cell, most = self.CELL, self.MAX_CELLS
         floor = math.floor
         cells, big = self._cells, self._big
         for item in items:
+            if not item.filed:
+                continue
+            item.filed = False
             x0, y0, x1, y1 = item.rect
             i0, j0, i1, j1 = floor(x0 / cell), floor(y0 / cell), floor(x1 / cell), floor(y1 / cell)
-            op_id = item.op.id
             if (i1 - i0 + 1) * (j1 - j0 + 1) > most:
-                big.discard(op_id)
+                big.discard(item)
                 continue
             for i in range(i0, i1 + 1):
                 for j in range(j0, j1 + 1):
                     bucket = cells[(i, j)]
-                    bucket.discard(op_id)
+                    bucket.discard(item)
                     if not bucket:
                         del cells[(i, j)]
 
@@ -501,7 +556,7 @@ class Scene:
         x0, y0, x1, y1 = self._cell_box(rect)
         rx0, ry0, rx1, ry1 = rect
         if (x1 - x0 + 1) * (y1 - y0 + 1) <= self.MAX_QUERY_CELLS:
-            cells, big = self._cells, self._big
+            cells = self._cells
             buckets = [
                 bucket
                 for x in range(x0, x1 + 1)
@@ -509,12 +564,11 @@ class Scene:
                 if (bucket := cells.get((x, y)))
             ]
             if not ordered or sum(map(len, buckets)) * self.SCAN_SHARE < len(self._items):
-                items = self._items
-                ids: set[OpId] = set(big).union(*buckets)
                 found = [
                     item
-                    for i in ids
-                    if (r := (item := items[i]).rect)[0] <= rx1
+                    for item in self._big.union(*buckets)
+                    if item.shown
+                    and (r := item.rect)[0] <= rx1
                     and rx0 <= r[2]
                     and r[1] <= ry1
                     and ry0 <= r[3]
@@ -538,13 +592,12 @@ class Scene:
         """An object whose rectangle meets ``rect`` and passes ``test``, None if none does;
         stops at the first found."""
         x0, y0, x1, y1 = self._cell_box(rect)
-        items = self._items
-        groups: list[Iterable[OpId]]
+        groups: list[Iterable[Item]]
         if (x1 - x0 + 1) * (y1 - y0 + 1) > self.MAX_QUERY_CELLS:
-            groups = [items]
+            groups = [self._items.values()]
         else:
-            cells, big = self._cells, self._big
-            groups = [big]
+            cells = self._cells
+            groups = [self._big]
             groups += [
                 bucket
                 for x in range(x0, x1 + 1)
@@ -552,9 +605,8 @@ class Scene:
                 if (bucket := cells.get((x, y)))
             ]
         for group in groups:
-            for op_id in group:
-                item = items[op_id]
-                if rect_intersects(item.rect, rect) and test(item):
+            for item in group:
+                if item.shown and rect_intersects(item.rect, rect) and test(item):
                     return item
         return None
 

@@ -24,7 +24,19 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from whiteboard.board import Board, Op, OpDecodeError, OrderKey, SnapshotError, decode_op
+from whiteboard.board import (
+    Board,
+    DrawingOp,
+    Op,
+    OpDecodeError,
+    OpId,
+    OrderKey,
+    Shape,
+    SnapshotError,
+    Stroke,
+    Text,
+    decode_op,
+)
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replay.network import NetworkMark, network_marks
 from whiteboard.sessionlog import (
@@ -97,6 +109,17 @@ class Timeline:
 
     def member(self, member: int) -> MemberInfo | None:
         return next((info for info in self.members if info.member == member), None)
+
+    def drawings(self) -> list[tuple[DrawingOp, OrderKey]]:
+        """Every drawing op of the recording (the first of each id, as a board keeps it)
+        with its order key: all that any moment of it may show."""
+        found: dict[OpId, tuple[DrawingOp, OrderKey]] = {}
+        for step in self.steps:
+            entries = ((step.key, step.op),) if isinstance(step, OpStep) else step.entries
+            for key, op in entries:
+                if isinstance(op, Stroke | Shape | Text) and op.id not in found:
+                    found[op.id] = (op, key)
+        return list(found.values())
 
 
 def load_timeline(path: str | os.PathLike[str]) -> Timeline:
