@@ -121,12 +121,14 @@ def check_shows(qtbot: QtBot, canvas: BoardCanvas, board: Board) -> None:
             item.base[3] + item.dy,
         )
     check_index(scene)
-    # The caches hold only objects shown, and what they hold is the shown op's.
+    # The caches hold only objects shown or kept to be shown again, and what they hold is
+    # the op's shown or kept.
     tiles = canvas._tiles
-    assert set(tiles._paths) <= {i.id for i in items}
-    assert set(tiles._chunks) <= {i.id for i in items}
+    known = {i.id: i for i in [*scene._retired.values(), *items]}
+    assert set(tiles._paths) <= known.keys()
+    assert set(tiles._chunks) <= known.keys()
     for op_id, path in tiles._paths.items():
-        expected = object_path(scene.get(op_id).op)  # type: ignore[union-attr]
+        expected = object_path(known[op_id].op)
         assert (path is None) == (expected is None)
         assert path is None or expected is None or path == expected
     assert picture(canvas) == fresh_picture(qtbot, canvas, board)
@@ -502,8 +504,8 @@ def test_items_kept_past_the_limit_leave_the_index(
     qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Past RETIRED_ITEMS kept items, they are let go and unfiled (or everything is filed
-    afresh when most of the index goes): memory stays bounded, queries stay exact."""
-    del qtbot  # text_box measures with a font: the QApplication is needed
+    afresh when most of the index goes), and a canvas forgets their paths: memory stays
+    bounded, queries stay exact."""
     monkeypatch.setattr(hit, "RETIRED_ITEMS", 40)
     ops = session_ops(400, seed=5, clear_at=300)
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
@@ -515,6 +517,15 @@ def test_items_kept_past_the_limit_leave_the_index(
             (o.op, o.dx, o.dy) for o in board.objects()
         ]
         check_index(scene)
+    # A canvas doing the same keeps the paths of what it shows or keeps, no others.
+    shown = Board()
+    canvas = new_canvas(qtbot, lambda: shown)
+    canvas.prepare((op, key) for key, op in ops if isinstance(op, Stroke | Shape | Text))
+    canvas.zoom_by(0.2, QPointF(0.0, 0.0))
+    for count in (100, 20, 250, 0, 299, 301, 120, 400, 60):
+        shown.become(board_after(ops, count))
+        canvas.board_changed(None)
+        check_shows(qtbot, canvas, shown)
 
 
 def test_an_op_delivered_as_another_object_than_the_one_pending_is_painted_from_its_own(

@@ -606,11 +606,17 @@ class BoardCanvas(QWidget):
             # The usual case, and a replay's: the board's objects as they are, then the
             # pending drawings.
             gone, new = scene.update(self._shown_pending(), objects, board.key)
+        # The path and chunks of an op no longer shown go, but for one kept to be shown
+        # again (a replay going back and forth would make tens of thousands of paths anew,
+        # ~30 us each).
         forget = self._tiles.forget
-        for item in gone:
-            now = scene.get(item.id)
+        for item in itertools.chain(gone, scene.take_let_go()):
+            op_id = item.id
+            now = scene.get(op_id)
+            if now is None:
+                now = scene.kept(op_id)
             if now is None or now.op is not item.op:
-                forget(item.id)  # its path and chunks belong to an op no longer shown
+                forget(op_id)
         if self._pending or self._lifted:
             tiled = self._tiled
             gone = [item for item in gone if tiled(item)]

@@ -280,6 +280,7 @@ class Scene:
         # again as they were (a replay going back and forth), they are taken back rather
         # than made and filed anew.
         self._retired: dict[OpId, Item] = {}
+        self._let_go: list[Item] = []  # see take_let_go
 
     def __len__(self) -> int:
         return len(self._items)
@@ -290,6 +291,16 @@ class Scene:
     def get(self, op_id: OpId) -> Item | None:
         return self._items.get(op_id)
 
+    def kept(self, op_id: OpId) -> Item | None:
+        """The item kept for ``op_id`` to be shown again (see :meth:`update`), if any."""
+        return self._retired.get(op_id)
+
+    def take_let_go(self) -> list[Item]:
+        """The items kept to be shown again that were let go since the last call (past
+        :data:`RETIRED_ITEMS`, or shown otherwise): what is cached for them can go too."""
+        let_go, self._let_go = self._let_go, []
+        return let_go
+
     def items(self) -> list[Item]:
         """Every shown object, in z-order (bottom first)."""
         return list(self._ordered().values())
@@ -299,6 +310,7 @@ class Scene:
             item.shown = item.filed = False
         self._items.clear()
         self._retired.clear()
+        self._let_go.clear()
         self._z_sorted = True
         self._cells.clear()
         self._big.clear()
@@ -443,6 +455,7 @@ class Scene:
                     stale.append(kept)
                 retired[op_id] = item
         stale += self._over_limit()
+        self._let_go += stale
         if len(stale) > len(items) + len(retired):
             # Most of the index is to go: filing what stays afresh is cheaper than taking
             # out what goes one by one.
@@ -476,7 +489,9 @@ class Scene:
             retired[op_id] = item
             made.append(item)
         self._file(made)
-        self._unfile(self._over_limit())
+        let_go = self._over_limit()
+        self._unfile(let_go)
+        self._let_go += let_go
 
     def _over_limit(self) -> list[Item]:
         """Let go of the items kept longest past RETIRED_ITEMS, and return them."""
