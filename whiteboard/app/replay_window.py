@@ -13,8 +13,7 @@ import gc
 import sys
 import time
 from bisect import bisect_left
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
@@ -35,6 +34,7 @@ from PySide6.QtWidgets import (
 )
 
 from whiteboard.app.canvas import BoardCanvas
+from whiteboard.app.collector import collect_and_freeze, collector_paused, thaw_when_gone
 from whiteboard.app.export import ExportError, export_png
 from whiteboard.app.main import run_until_closed
 from whiteboard.app.render import bounds
@@ -93,7 +93,7 @@ class ReplayWindow(QMainWindow):
         self.canvas.set_read_only(True)
         # Every drawing of the recording bounded and indexed now, not on the first seeks:
         # a first jump to the end of 100,000 ops would otherwise take ~0.5 s.
-        with _collector_paused():
+        with collector_paused():
             self.canvas.prepare(timeline.drawings())
         self.highlight = HighlightOverlay(self.canvas)
         self.timeline_widget = ReplayTimeline(timeline)
@@ -290,7 +290,7 @@ class ReplayWindow(QMainWindow):
         self._apply(self.replay.set_filter(member_filter), highlight=True)
 
     def _show(self, t_us: int) -> None:
-        with _collector_paused():
+        with collector_paused():
             update = self.replay.seek(t_us)
             self._apply(update, highlight=update != [])
         self._show_position()
@@ -366,46 +366,14 @@ def _no_op_ids() -> OpId:
 
 
 def prepared_replay(timeline: Timeline) -> Replay:
-    """A replay of ``timeline`` with all its keyframes, kept out of the garbage collector's way.
-
-    A long recording is millions of long-lived objects (ops, keyframes) with no reference
-    cycles among them. Python's cyclic collector would walk all of them at each of its full
-    collections, which seeking sets off now and then: on 100,000 ops a seek that did took
-    ~250 ms instead of ~30 (benchmarks/bench_replay.py). ``gc.freeze`` takes everything alive
-    now out of its sight (after a collection, so that no garbage is kept); they are still
-    freed as usual once nothing refers to them. Called before the window exists, so that the
-    window (in cycles with its widgets) stays collectable; :func:`_thaw_when_gone` gives the
-    collector everything back when the window goes."""
+    """A replay of ``timeline`` with all its keyframes, kept out of the garbage collector's way
+    (see whiteboard/app/collector.py): on 100,000 ops a seek that set off a full collection
+    took ~250 ms instead of ~30. Called before the window exists, so that the window stays
+    collectable; :func:`thaw_when_gone` gives the collector everything back when it goes."""
     replay = Replay(timeline)
     replay.prepare()
-    gc.collect()
-    gc.freeze()
+    collect_and_freeze()
     return replay
-
-
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """No cyclic collection while a seek runs, and what it made frozen after it.
-
-    A jump on a big board makes tens of thousands of objects (the canvas's index entries for
-    what changed), and the collections they set off walked all of them again: ~90 ms of a
-    ~300 ms seek on 87,000 objects (benchmarks/bench_replay.py). They are no cyclic garbage,
-    and freed as usual when the canvas drops them; freezing them (as :func:`prepared_replay`
-    does the recording) keeps the collector off them until the window goes. ``gc.freeze`` is
-    a constant-time move of the collector's lists, so it costs a seek nothing."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.freeze()
-        if enabled:
-            gc.enable()
-
-
-def _thaw_when_gone(window: ReplayWindow) -> None:
-    # Not a method: a slot holding no reference to the window runs after it is deleted.
-    window.destroyed.connect(lambda _=None: gc.unfreeze())
 
 
 def open_recording(path: Path, parent: QWidget | None = None) -> ReplayWindow | None:
@@ -420,7 +388,7 @@ def open_recording(path: Path, parent: QWidget | None = None) -> ReplayWindow | 
             QMessageBox.warning(parent, "Open recording", str(exc))
             return None
         window = ReplayWindow(timeline, parent, replay=prepared_replay(timeline))
-        _thaw_when_gone(window)
+        thaw_when_gone(window)
     finally:
         if QApplication.overrideCursor() is not None:
             QApplication.restoreOverrideCursor()

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, BoardCanvas
+from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.files import (
     FILE_FILTER,
@@ -126,6 +127,10 @@ class MainWindow(QMainWindow):
 
         self.canvas = BoardCanvas(lambda: self.replica.board, self._next_op_id, self._send_op)
         self.canvas.on_gesture = self.on_gesture
+        # What the board keeps alive is frozen now and then, out of the cyclic collector's
+        # walks (see collector.py); given back when the window goes.
+        self._freezes = FreezeSchedule()
+        thaw_when_gone(self)
         # Nobody may draw before the transport says we joined: sending would fail, and a board
         # state may still be on its way.
         self.canvas.set_read_only(True)
@@ -564,6 +569,7 @@ class MainWindow(QMainWindow):
                 if not change.duplicate:
                     self.health.board_moved()
                 self.canvas.board_changed(change)
+                self._freezes.op_delivered()
             self._refresh_status()
         elif isinstance(event, MemberChanged):
             if event.member not in self.health and event.state is not MemberState.LEFT:
@@ -594,6 +600,7 @@ class MainWindow(QMainWindow):
                 self.statusBar().showMessage(self.replica.last_rejection, MESSAGE_MS)
             self.health.board_moved()
             self.canvas.board_changed(None)
+            self._freezes.board_loaded()
             self._refresh_status()
         elif isinstance(event, Failure):
             # Reasons are written for people by the transports; the details are in the log.
