@@ -157,6 +157,7 @@ def check_index(scene: Scene) -> None:
     items = scene.items()
     kept = list(scene._retired.values())
     assert all(i.shown for i in items) and not any(i.shown for i in kept)
+    assert not scene._retired.keys() & {i.id for i in items}  # an id is shown or kept
     assert all(i.filed for i in [*items, *kept])
     cell = scene.CELL
     expected: dict[tuple[int, int], set[Item]] = {}
@@ -525,6 +526,82 @@ def test_items_kept_past_the_limit_leave_the_index(
     for count in (100, 20, 250, 0, 299, 301, 120, 400, 60):
         shown.become(board_after(ops, count))
         canvas.board_changed(None)
+        check_shows(qtbot, canvas, shown)
+
+
+@pytest.mark.parametrize("seed", range(16))
+def test_any_mix_of_scene_operations_keeps_the_index_exact(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Jumps with and without the board's objects, single objects shown or taken away (the
+    live path), drawings kept ahead, a small or large limit of kept items: after each, the
+    index holds exactly what is shown or kept, and queries find exactly what is shown."""
+    del qtbot  # text_box measures with a font: the QApplication is needed
+    rng = random.Random(seed)
+    monkeypatch.setattr(hit, "RETIRED_ITEMS", rng.choice([5, 30, 1000]))
+    ops = session_ops(300, seed=seed, clear_at=rng.choice([None, 150]))
+    drawings = [(key, op) for key, op in ops if isinstance(op, Stroke | Shape | Text)]
+    scene = Scene(lambda op: content_bounds(op, text_box), text_box)
+    for _ in range(40):
+        board = board_after(ops, rng.randrange(0, 301))
+        objects = board.objects()
+        roll = rng.random()
+        if roll < 0.35:
+            scene.update((), objects, board.key)
+        elif roll < 0.5:  # with pending moves: shown as given
+            nudge = rng.choice([0.0, 5.0])
+            scene.update([(o.op, o.dx + nudge, o.dy, (board.key(o.id), o.id)) for o in objects])
+        elif roll < 0.7:
+            for o in rng.sample(objects, min(5, len(objects))):
+                scene.put(o.op, o.dx + rng.choice([0.0, 3.0]), o.dy, (board.key(o.id), o.id))
+        elif roll < 0.8:
+            for o in objects[:3]:
+                scene.discard(o.id)
+        elif roll < 0.9:
+            scene.keep((op, 0.0, 0.0, (key, op.id)) for key, op in drawings if rng.random() < 0.3)
+        else:
+            scene.take_let_go()
+        check_index(scene)
+
+
+@pytest.mark.parametrize("by_jump", [False, True])
+def test_an_id_shown_again_as_another_op_than_the_one_kept_is_painted_from_its_own(
+    qtbot: QtBot, by_jump: bool
+) -> None:
+    """A pending stroke goes out of sight (delivered under a clear, as another op object) and
+    is kept with its path; when the delivered op shows (the clear undone), one by one or by
+    a jump while a move is pending, it is painted from its own path, not the kept one's."""
+    shown = Board()
+    counter = itertools.count(1)
+    canvas = BoardCanvas(lambda: shown, lambda: OpId(42, next(counter)), lambda op: None)
+    qtbot.addWidget(canvas)
+    canvas.resize(*SIZE)
+    canvas.show()
+    qtbot.waitExposed(canvas)
+    other = Stroke(OpId(9, 1), (300.0, 10.0, 340.0, 20.0), 0xFF000000, 2.0)
+    shown.apply((1,), other)
+    shown.apply((200,), Clear(OpId(7, 1)))
+    canvas.board_changed(None)
+    pending = Stroke(OpId(42, 10), (20.0, 20.0, 200.0, 40.0, 300.0, 200.0), 0xFF0000FF, 6.0)
+    canvas.send(pending)
+    picture(canvas)
+    delivered = Stroke(pending.id, (40.0, 200.0, 150.0, 60.0, 330.0, 120.0), 0xFF00AA00, 4.0)
+    shown.apply((150,), delivered)  # under the clear: out of sight
+    canvas.board_changed(None)
+    kept = canvas.scene.kept(pending.id)
+    assert kept is not None and kept.op is pending
+    change = shown.apply((300,), Undo(OpId(7, 2), OpId(7, 1)))
+    if by_jump:
+        canvas.send(Move(OpId(42, 99), (other.id,), 5.0, 0.0))  # shown as given
+        canvas.board_changed(None)
+    else:
+        canvas.board_changed(change)
+    item = canvas.scene.get(pending.id)
+    assert item is not None and item.op is delivered
+    assert canvas.scene.kept(pending.id) is None
+    picture(canvas)
+    assert canvas._tiles._paths.get(pending.id) == object_path(delivered)
+    if not by_jump:
         check_shows(qtbot, canvas, shown)
 
 

@@ -511,7 +511,23 @@ class BoardCanvas(QWidget):
             and old.order == order
         ):
             return old
-        return self._scene.put(op, dx, dy, order)
+        item = self._scene.put(op, dx, dy, order)
+        self._forget_paths(self._scene.take_let_go())  # an item kept for another op
+        return item
+
+    def _forget_paths(self, items: Iterable[Item]) -> None:
+        """Forget the path and chunks cached for ``items``, no longer shown, unless the op
+        shown or kept to be shown again for their id is theirs (a replay going back and forth
+        would make tens of thousands of paths anew, ~30 us each)."""
+        scene = self._scene
+        forget = self._tiles.forget
+        for item in items:
+            op_id = item.id
+            now = scene.get(op_id)
+            if now is None:
+                now = scene.kept(op_id)
+            if now is None or now.op is not item.op:
+                forget(op_id)
 
     def _apply(self, before: _Before) -> None:
         """Show the objects of ``before`` as they are now, and repaint what changed: in the
@@ -606,17 +622,7 @@ class BoardCanvas(QWidget):
             # The usual case, and a replay's: the board's objects as they are, then the
             # pending drawings.
             gone, new = scene.update(self._shown_pending(), objects, board.key)
-        # The path and chunks of an op no longer shown go, but for one kept to be shown
-        # again (a replay going back and forth would make tens of thousands of paths anew,
-        # ~30 us each).
-        forget = self._tiles.forget
-        for item in itertools.chain(gone, scene.take_let_go()):
-            op_id = item.id
-            now = scene.get(op_id)
-            if now is None:
-                now = scene.kept(op_id)
-            if now is None or now.op is not item.op:
-                forget(op_id)
+        self._forget_paths(itertools.chain(gone, scene.take_let_go()))
         if self._pending or self._lifted:
             tiled = self._tiled
             gone = [item for item in gone if tiled(item)]

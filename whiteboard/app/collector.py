@@ -10,7 +10,9 @@ someone's stroke; ~250 ms during a seek in a 100,000-op recording (benchmarks/be
 ``gc.freeze()`` moves everything alive now into a generation the collector never walks, in
 constant time. Those objects are still freed by reference counting as usual once nothing
 refers to them; only cyclic garbage among them waits until the window that froze them goes
-(:func:`thaw_when_gone`), when the collector gets everything back.
+(:func:`thaw_when_gone`), when the collector gets everything back. The frozen generation is
+the process's: a replay window closing gives back the live window's board too, until that
+window's next freeze (at most :data:`FREEZE_EVERY` ops later).
 """
 
 from __future__ import annotations
@@ -35,6 +37,9 @@ class FreezeSchedule:
         self._since = 0
 
     def board_loaded(self) -> None:
+        # The young generations first (~1 ms): what a freeze keeps is kept until the window
+        # goes, and cyclic garbage, when there is any, is mostly young.
+        gc.collect(1)
         gc.freeze()
         self._since = 0
 

@@ -331,16 +331,31 @@ class Scene:
 
     def put(self, op: DrawingOp, dx: float, dy: float, order: ZOrder) -> Item:
         """Show ``op`` at (dx, dy), replacing what was shown for its id."""
-        base = self.bounds(op)
-        self.discard(op.id)
+        shown = self.discard(op.id)
+        base = shown.base if shown is not None and shown.op is op else None
         return self._add(op, dx, dy, order, base)
 
     def add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder) -> Item:
         """Show ``op``, not shown yet, at (dx, dy)."""
-        return self._add(op, dx, dy, order, self._bounds_of(op))
+        return self._add(op, dx, dy, order, None)
 
-    def _add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder, base: Rect) -> Item:
-        item = Item(op, dx, dy, rect_translated(base, dx, dy), order, base, shown=True)
+    def _add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder, base: Rect | None) -> Item:
+        """Show ``op`` (``base``: its bounds if known). An item kept for its id is taken back
+        if it shows it so, and let go otherwise."""
+        kept = self._retired.pop(op.id, None)
+        item: Item | None = None
+        if kept is not None:
+            if kept.op is op:
+                base = kept.base
+                if kept.dx == dx and kept.dy == dy and kept.order == order:
+                    item = kept  # still filed
+            if item is None:
+                self._let_go_of(kept)
+        if item is None:
+            if base is None:
+                base = self._bounds_of(op)
+            item = Item(op, dx, dy, rect_translated(base, dx, dy), order, base)
+        item.shown = True
         items = self._items
         if self._z_sorted and items:
             # Still in z-order if it goes on top (the usual delivery). The dict's last value
@@ -349,6 +364,11 @@ class Scene:
         items[op.id] = item
         self._file((item,))
         return item
+
+    def _let_go_of(self, item: Item) -> None:
+        """Out of the index, and reported by :meth:`take_let_go`."""
+        self._unfile((item,))
+        self._let_go.append(item)
 
     def discard(self, op_id: OpId) -> Item | None:
         item = self._items.pop(op_id, None)
@@ -423,14 +443,21 @@ class Scene:
             op_id = op.id
             item = pop(op_id, None)
             if item is not None:
-                if item.op is op:
-                    if item.dx == dx and item.dy == dy and item.order == order:
-                        items[op_id] = item
-                        continue
-                    base = item.base
-                else:
-                    base = bounds_of(op)
                 gone.append(item)
+            else:
+                item = unretire(op_id, None)
+                if item is not None:
+                    stale.append(item)  # let go, unless shown as it is below
+            if item is not None and item.op is op:
+                if item.dx == dx and item.dy == dy and item.order == order:
+                    items[op_id] = item
+                    if gone and gone[-1] is item:
+                        gone.pop()
+                    else:
+                        stale.pop()
+                        new.append(item)  # kept, shown again
+                    continue
+                base = item.base
             else:
                 base = bounds_of(op)
             x0, y0, x1, y1 = base

@@ -111,8 +111,9 @@ class Timeline:
         return next((info for info in self.members if info.member == member), None)
 
     def drawings(self) -> list[tuple[DrawingOp, OrderKey]]:
-        """Every drawing op of the recording (the first of each id, as a board keeps it)
-        with its order key: all that any moment of it may show."""
+        """Every drawing op of the recording with its order key: all that any moment of it
+        may show. The first op object of each id: after a board given on joining, the board
+        holds the given board's object for an id it had already (an equal op)."""
         found: dict[OpId, tuple[DrawingOp, OrderKey]] = {}
         for step in self.steps:
             entries = ((step.key, step.op),) if isinstance(step, OpStep) else step.entries
