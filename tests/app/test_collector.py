@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import weakref
 from collections.abc import Iterator
 
 import pytest
@@ -34,6 +35,26 @@ def test_a_live_board_is_frozen_when_it_arrives_and_every_so_many_ops() -> None:
     assert counts[0] == counts[1] == frozen
     assert counts[2] > frozen and counts[3] == counts[4] == counts[2]
     assert counts[5] > counts[2] and counts[6] == counts[5]
+
+
+def test_a_session_left_for_another_is_collected_even_if_it_was_frozen() -> None:
+    class Transport:
+        def __init__(self) -> None:
+            self.callback = self.on_event  # a bound method: a reference cycle
+
+        def on_event(self) -> None:
+            pass
+
+    schedule = FreezeSchedule()
+    old = Transport()
+    gone = weakref.ref(old)
+    schedule.board_loaded()  # the old session's objects frozen with the rest
+    del old
+    gc.collect()
+    assert gone() is not None  # frozen: out of the collector's sight
+    schedule.session_ended()
+    assert gone() is None
+    assert gc.get_freeze_count() > 0  # what is alive is frozen again
 
 
 def test_no_collection_runs_in_a_paused_block_and_what_it_made_is_frozen() -> None:

@@ -48,6 +48,16 @@ class FreezeSchedule:
         if self._since >= self.every:
             self.board_loaded()
 
+    def session_ended(self) -> None:
+        """The window left a session to join another: what the old one kept alive (its
+        transport, in cycles with its callbacks) is garbage now, frozen maybe. Everything is
+        given back to the collector, collected (one full collection, while the new session
+        starts), and what is still alive frozen again."""
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._since = 0
+
 
 @contextmanager
 def collector_paused() -> Iterator[None]:

@@ -695,6 +695,7 @@ class MainWindow(QMainWindow):
             self.replica = Replica()
             self._fingerprint_cache = None
             self.canvas.board_changed(None)
+        self._freezes.session_ended()
         try:
             self._open_session(spec)
         except (OSError, ValueError) as exc:
