@@ -283,14 +283,9 @@ class Board:
         if len(self._late) * MERGE_SHARE > len(self._objects):
             self._merge_late()
         late, objects = self._late, self._objects
-        if not late:
-            return list(objects.values())
         ordered = list(objects.values())
-        ids = list(objects)
-        sort_key = self._sort_key
-        # From the greatest: inserting one leaves the places of the smaller ones as found.
-        for key in sorted(map(sort_key, late), reverse=True):
-            ordered.insert(bisect_left(ids, key, key=sort_key), late[key[1]])
+        for place, op_id in self._late_places(list(objects)):
+            ordered.insert(place, late[op_id])
         return ordered
 
     def _merge_late(self) -> None:
@@ -299,19 +294,28 @@ class Board:
         if not late:
             return
         objects = self._objects
-        sort_key = self._sort_key
         if len(late) * MERGE_SHARE > len(objects):
             # Many: one sort. Of the ids, not (id, object) pairs: on a board of 100,000
             # objects the pairs are as many short-lived tuples, which cost time and set off
             # the garbage collector.
-            ids = sorted([*objects, *late], key=sort_key)
+            ids = sorted([*objects, *late], key=self._sort_key)
         else:
             ids = list(objects)
-            for key in sorted(map(sort_key, late), reverse=True):
-                ids.insert(bisect_left(ids, key, key=sort_key), key[1])
+            for place, op_id in self._late_places(ids):
+                ids.insert(place, op_id)
         merged = objects | late
         self._objects = {op_id: merged[op_id] for op_id in ids}
         self._late = {}
+
+    def _late_places(self, ids: list[OpId]) -> list[tuple[int, OpId]]:
+        """Where each late object goes among ``ids`` (in z-order), found by bisection, the
+        greatest first: inserted in that order, each leaves the places of the others as
+        found."""
+        sort_key = self._sort_key
+        return [
+            (bisect_left(ids, key, key=sort_key), key[1])
+            for key in sorted(map(sort_key, self._late), reverse=True)
+        ]
 
     def _sort_key(self, op_id: OpId) -> SortKey:
         return self._entries[op_id].sort_key
