@@ -388,7 +388,7 @@ def test_scene_update_keeps_z_order_its_index_and_the_items_unchanged(qtbot: QtB
         check_index(scene)
     board = board_after(ops, 400)
     shown = [(o.op, o.dx, o.dy, (board.key(o.id), o.id)) for o in board.objects()]
-    scene.clear()
+    scene = Scene(lambda op: content_bounds(op, text_box), text_box)
     random.Random(14).shuffle(shown)
     for op, dx, dy, order in shown:
         scene.add(op, dx, dy, order)

@@ -501,8 +501,6 @@ class BoardCanvas(QWidget):
             return None
         op, dx, dy, order = state
         assert isinstance(op, Stroke | Shape | Text)
-        if old is not None and old.op is not op:
-            self._tiles.forget(op_id)  # its path and chunks were another op's
         if (
             old is not None
             and old.op is op
@@ -512,7 +510,11 @@ class BoardCanvas(QWidget):
         ):
             return old
         item = self._scene.put(op, dx, dy, order)
-        self._forget_paths(self._scene.take_let_go())  # an item kept for another op
+        # What was cached for the item shown before, or one kept, if it was another op's.
+        gone = self._scene.take_let_go()
+        if old is not None:
+            gone.append(old)
+        self._forget_paths(gone)
         return item
 
     def _forget_paths(self, items: Iterable[Item]) -> None:

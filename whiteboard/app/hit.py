@@ -305,29 +305,12 @@ class Scene:
         """Every shown object, in z-order (bottom first)."""
         return list(self._ordered().values())
 
-    def clear(self) -> None:
-        for item in itertools.chain(self._items.values(), self._retired.values()):
-            item.shown = item.filed = False
-        self._items.clear()
-        self._retired.clear()
-        self._let_go.clear()
-        self._z_sorted = True
-        self._cells.clear()
-        self._big.clear()
-
     def content(self) -> Rect | None:
         """The union of every object's rectangle, None if there is none."""
         result: Rect | None = None
         for item in self._items.values():
             result = rect_union(result, item.rect)
         return result
-
-    def bounds(self, op: DrawingOp) -> Rect:
-        """What ``op`` paints before its offset (kept while it is shown)."""
-        item = self._items.get(op.id)
-        if item is not None and item.op is op:
-            return item.base
-        return self._bounds_of(op)
 
     def put(self, op: DrawingOp, dx: float, dy: float, order: ZOrder) -> Item:
         """Show ``op`` at (dx, dy), replacing what was shown for its id."""
