@@ -10,6 +10,7 @@ their own times (``tick(now)``) and never wait. See docs/replay.md.
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
 import time
 from bisect import bisect_left
@@ -324,10 +325,8 @@ class ReplayWindow(QMainWindow):
     def fit_recording(self) -> None:
         """Show everything drawn during the recording (not only what is on the board now)."""
         content: Rect | None = None
-        for obj in self.replay.board_at(self.timeline.end_us).objects():
-            x0, y0, x1, y1 = bounds(obj.op)
-            content = rect_union(content, (x0 + obj.dx, y0 + obj.dy, x1 + obj.dx, y1 + obj.dy))
-        for obj in self.replay.board.objects():
+        at_end = self.replay.board_at(self.timeline.end_us)
+        for obj in itertools.chain(at_end.objects(), self.replay.board.objects()):
             x0, y0, x1, y1 = bounds(obj.op)
             content = rect_union(content, (x0 + obj.dx, y0 + obj.dy, x1 + obj.dx, y1 + obj.dy))
         self.canvas.set_view(fit(content, self.canvas.width_px(), self.canvas.height_px()))

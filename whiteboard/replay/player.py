@@ -199,11 +199,8 @@ def _ops_by_id(steps: Sequence[Step]) -> dict[OpId, Op]:
     """Every op of the timeline by its id (the first, as the board keeps the first)."""
     ops: dict[OpId, Op] = {}
     for step in steps:
-        if isinstance(step, OpStep):
-            ops.setdefault(step.op.id, step.op)
-        else:
-            for _, op in step.entries:
-                ops.setdefault(op.id, op)
+        for _, op in step.entries:
+            ops.setdefault(op.id, op)
     return ops
 
 

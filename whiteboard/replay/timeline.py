@@ -59,6 +59,11 @@ class OpStep:
     op: Op
     late: bool
 
+    @property
+    def entries(self) -> tuple[tuple[OrderKey, Op]]:
+        """Its op with its key, as a :class:`StateStep` lists its ops."""
+        return ((self.key, self.op),)
+
 
 @dataclass(frozen=True, slots=True)
 class StateStep:
@@ -116,8 +121,7 @@ class Timeline:
         holds the given board's object for an id it had already (an equal op)."""
         found: dict[OpId, tuple[DrawingOp, OrderKey]] = {}
         for step in self.steps:
-            entries = ((step.key, step.op),) if isinstance(step, OpStep) else step.entries
-            for key, op in entries:
+            for key, op in step.entries:
                 if isinstance(op, Stroke | Shape | Text) and op.id not in found:
                     found[op.id] = (op, key)
         return list(found.values())
