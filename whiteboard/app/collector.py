@@ -54,8 +54,7 @@ class FreezeSchedule:
         given back to the collector, collected (one full collection, while the new session
         starts), and what is still alive frozen again."""
         gc.unfreeze()
-        gc.collect()
-        gc.freeze()
+        collect_and_freeze()
         self._since = 0
 
 
