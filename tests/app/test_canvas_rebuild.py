@@ -76,9 +76,12 @@ def board_after(ops: list[tuple[tuple[int], Op]], count: int) -> Board:
     return board
 
 
-def new_canvas(qtbot: QtBot, source: Callable[[], Board]) -> BoardCanvas:
+def new_canvas(
+    qtbot: QtBot, source: Callable[[], Board], send: Callable[[Op], None] | None = None
+) -> BoardCanvas:
+    """A canvas showing ``source``, drawing as member 42; ``send`` gets what it draws."""
     counter = itertools.count(1)
-    canvas = BoardCanvas(source, lambda: OpId(42, next(counter)))
+    canvas = BoardCanvas(source, lambda: OpId(42, next(counter)), send)
     qtbot.addWidget(canvas)
     canvas.resize(*SIZE)
     canvas.show()
@@ -332,12 +335,7 @@ def test_pending_ops_survive_a_rebuild(qtbot: QtBot) -> None:
     ops = session_ops(200, seed=11, clear_at=150)
     sent: list[Op] = []
     shown = board_after(ops, 120)
-    counter = itertools.count(1)
-    canvas = BoardCanvas(lambda: shown, lambda: OpId(42, next(counter)), sent.append)
-    qtbot.addWidget(canvas)
-    canvas.resize(*SIZE)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = new_canvas(qtbot, lambda: shown, sent.append)
     canvas.zoom_by(0.16, QPointF(0.0, 0.0))
     picture(canvas)
     objects = shown.objects()
@@ -572,12 +570,7 @@ def test_an_id_shown_again_as_another_op_than_the_one_kept_is_painted_from_its_o
     is kept with its path; when the delivered op shows (the clear undone), one by one or by
     a jump while a move is pending, it is painted from its own path, not the kept one's."""
     shown = Board()
-    counter = itertools.count(1)
-    canvas = BoardCanvas(lambda: shown, lambda: OpId(42, next(counter)), lambda op: None)
-    qtbot.addWidget(canvas)
-    canvas.resize(*SIZE)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = new_canvas(qtbot, lambda: shown, lambda op: None)
     other = Stroke(OpId(9, 1), (300.0, 10.0, 340.0, 20.0), 0xFF000000, 2.0)
     shown.apply((1,), other)
     shown.apply((200,), Clear(OpId(7, 1)))
@@ -614,12 +607,7 @@ def test_an_op_delivered_as_another_object_than_the_one_pending_is_painted_from_
     rebuild."""
     sent: list[Op] = []
     shown = Board()
-    counter = itertools.count(1)
-    canvas = BoardCanvas(lambda: shown, lambda: OpId(42, next(counter)), sent.append)
-    qtbot.addWidget(canvas)
-    canvas.resize(*SIZE)
-    canvas.show()
-    qtbot.waitExposed(canvas)
+    canvas = new_canvas(qtbot, lambda: shown, sent.append)
     for n, board_changed in enumerate((True, False)):
         pending = Stroke(OpId(42, 10 + n), (20.0, 20.0, 200.0, 40.0, 300.0, 200.0), 0xFF0000FF, 6.0)
         canvas.send(pending)
