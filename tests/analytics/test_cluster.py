@@ -26,6 +26,7 @@ from analytics import TABLES
 from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
 from analytics.cluster import StandaloneCluster
 from analytics.session import APP_NAME
+from tests.analytics.simulated import simulate
 from tests.processes import ROOT, child_env
 
 SIMULATIONS = (  # (transport, seed, start): two board sessions, one per transport
@@ -40,12 +41,7 @@ REL_TOL = ABS_TOL = 1e-9  # sums of doubles may be added up in another order on 
 def sim_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("cluster-logs")
     for transport, seed, start in SIMULATIONS:
-        options = ["--transport", transport, "--seed", str(seed), "--start", start]
-        options += ["--workload", "collab", "--peers", "3", "--messages", "80"]
-        options += ["--loss", "0.03", "--jitter-ms", "2", "--log-dir", str(folder), "--json"]
-        subprocess.run(
-            [sys.executable, "-m", "whiteboard", "sim", *options], check=True, capture_output=True
-        )
+        simulate(folder, transport, seed, start, messages=80, loss=0.03)
     return folder
 
 

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -18,6 +16,7 @@ from pyspark.sql import SparkSession
 from analytics import TABLES, AnalyticsError
 from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
 from analytics.load import InputFormat, load_rows
+from tests.analytics.simulated import simulate
 from whiteboard.board import decode_op
 from whiteboard.presence import is_presence
 from whiteboard.sessionlog import DeliveredRecord, read_log
@@ -34,12 +33,7 @@ SIMULATIONS = (  # (transport, seed, start): two board sessions, one per transpo
 def sim_logs(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("sim-logs")
     for transport, seed, start in SIMULATIONS:
-        options = ["--transport", transport, "--seed", str(seed), "--start", start]
-        options += ["--workload", "collab", "--peers", "3", "--messages", "60"]
-        options += ["--loss", "0.02", "--jitter-ms", "2", "--log-dir", str(folder), "--json"]
-        subprocess.run(
-            [sys.executable, "-m", "whiteboard", "sim", *options], check=True, capture_output=True
-        )
+        simulate(folder, transport, seed, start, messages=60, loss=0.02)
     return folder
 
 

@@ -8,10 +8,7 @@ plain-Python fold of the reference log through the app's Replica, and the board 
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from contextlib import redirect_stdout
 from dataclasses import dataclass
 from io import StringIO
@@ -33,6 +30,7 @@ from tests.analytics.report_logs import (
     board_of,
     write_joiner_logs,
 )
+from tests.analytics.simulated import simulate
 from whiteboard.presence import is_presence
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import DeliveredRecord, StateReceivedRecord, read_log
@@ -62,16 +60,7 @@ def replayed(spark: SparkSession, tmp_path_factory: pytest.TempPathFactory) -> R
     live: dict[str, str] = {}
     logs: dict[str, list[Path]] = {}
     for transport, seed, start in SIMULATIONS:
-        options = ["--transport", transport, "--seed", str(seed), "--start", start]
-        options += ["--workload", "collab", "--peers", "3", "--messages", "60"]
-        options += ["--loss", "0.02", "--jitter-ms", "2", "--log-dir", str(sims), "--json"]
-        done = subprocess.run(
-            [sys.executable, "-m", "whiteboard", "sim", *options],
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        result = json.loads(done.stdout)
+        result = simulate(sims, transport, seed, start, messages=60, loss=0.02)
         assert result["converged"] and result["complete"]
         group = read_log(result["logs"][0]).header.group
         live[group] = result["board_hash"]
