@@ -376,7 +376,10 @@ def test_what_is_shown_after_many_changes_equals_a_fresh_rendering(qtbot: QtBot)
     fresh.show()
     qtbot.waitExposed(fresh)
     fresh.finish_rendering()
-    assert same_image(incremental, fresh.grab().toImage(), tolerance=2)
+    # A few levels apart at most: Qt paints an arrow (a flat-capped shaft and a head) a little
+    # differently on paint devices of other sizes and offsets: a tile, a block of tiles, the
+    # widget (where recent objects are painted, see canvas.py).
+    assert same_image(incremental, fresh.grab().toImage(), tolerance=3)
 
 
 def test_a_pending_move_and_erase_show_their_effect_until_delivered(qtbot: QtBot) -> None:

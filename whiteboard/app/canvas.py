@@ -16,8 +16,16 @@ What is shown is kept in three layers, so that a 10,000-stroke board stays fluid
 * the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
   the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
   late op repaints only where it paints, and only what paints there;
-* the *overlay*, painted every frame: pending drawings, objects a tool has lifted (dimmed by
-  the eraser, dragged by select) and the tool's preview.
+* the *overlay*, painted every frame: the objects delivered in the last moments (see below),
+  pending drawings, objects a tool has lifted (dimmed by the eraser, dragged by select) and
+  the tool's preview.
+
+A delivered object goes into the tiles only once it has *settled*: after RECENT_SETTLE_MS
+without changes, or when more than RECENT_LIMIT objects wait above the tiles (the lowest
+first). Until then it is painted in the overlay. A late op is late by the time its repair
+took (RMP orders by timestamp), so it almost always lands among these recent objects: it
+costs a repaint of the screen where it is, not of the tiles under it. Folding a settled
+object into the tiles paints it over them, since it is above everything in them.
 
 Input: the left button uses the tool; the middle button, or the left with Space held, pans.
 The wheel pans (trackpads scroll both ways; Shift turns a mouse wheel sideways) and
@@ -106,6 +114,11 @@ REFRESH_PAD = 6.0
 MAX_DIRTY_RECTS = 16
 # Tiles kept beyond those in view and the ring around them.
 SPARE_TILES = 16
+# Delivered objects wait above the tiles, in the overlay, until this long without changes...
+RECENT_SETTLE_MS = 1500
+# ... or until more than this many wait (the lowest go into the tiles first): what a late op
+# inserted among them costs is a repaint of the screen, not of the tiles under it.
+RECENT_LIMIT = 64
 
 # Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
 _PENDING_FIRST = 2**64
@@ -177,7 +190,10 @@ class BoardCanvas(QWidget):
 
         self._scene = Scene(bounds, text_box)
         self._tiles = TileCache(self._tile_items, BACKGROUND)
-        self._tile_top: ZOrder | None = None  # the highest object ever put in the tiles
+        # The tiles hold the delivered objects up to this one in z-order (not lifted ones);
+        # those above it are recent, painted in the overlay until they settle.
+        self._tile_top: ZOrder | None = None
+        self._recent: dict[OpId, ZOrder] = {}
         self._shown_board: Board | None = None
         self._view = View()
         self._settle_until = 0.0
@@ -191,6 +207,9 @@ class BoardCanvas(QWidget):
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
         self._render_timer.timeout.connect(self._render_step)
+        self._recent_timer = QTimer(self)
+        self._recent_timer.setSingleShot(True)
+        self._recent_timer.timeout.connect(self._fold_step)
 
         self._tool: BaseTool = make_tool(ToolKind.PEN, self)
         # Every pixel is painted in paintEvent: Qt need not clear the background first.
@@ -435,7 +454,12 @@ class BoardCanvas(QWidget):
             self._pending_seq.pop(change.op_id, None)
             self._recount()
         self._apply(before)
+        self._settle_recent()
         self._prune_selection()
+
+    def recent_count(self) -> int:
+        """How many delivered objects wait above the tiles (see the module docstring)."""
+        return len(self._recent)
 
     def _recount(self) -> None:
         erasing: Counter[OpId] = Counter()
@@ -474,14 +498,25 @@ class BoardCanvas(QWidget):
         return op, dx, dy, order
 
     def _tiled(self, item: Item) -> bool:
-        """Whether an object is painted in the tiles (not pending, not lifted)."""
-        return item.order[0][0] != _PENDING_FIRST and item.id not in self._lifted
+        """Whether an object is painted in the tiles: delivered and settled (not above the
+        tiles' top; pending drawings sort above every delivered object), not lifted."""
+        top = self._tile_top
+        return top is not None and item.order <= top and item.id not in self._lifted
 
     def _tile_items(self, rect: Rect) -> list[Item]:
+        top = self._tile_top
+        if top is None:
+            return []
         items = self._scene.in_rect(rect)
-        if not self._pending and not self._lifted:
-            return items  # all of them are tiled (a replay's tens of thousands: no filtering)
-        return [item for item in items if self._tiled(item)]
+        # In z-order: the recent and pending objects, above the tiles' top, are the last.
+        end = len(items)
+        while end and items[end - 1].order > top:
+            end -= 1
+        del items[end:]
+        lifted = self._lifted
+        if not lifted:
+            return items  # a replay's tens of thousands: no filtering
+        return [item for item in items if item.id not in lifted]
 
     def _capture(self, ids: Iterable[OpId]) -> _Before:
         scene = self._scene
@@ -536,8 +571,17 @@ class BoardCanvas(QWidget):
         tiles for objects entering or leaving them, on screen for all."""
         tile_dirty: list[tuple[Item, bool]] = []
         screen_dirty: list[Rect] = []
+        top, recent = self._tile_top, self._recent
         for op_id, (old, was_tiled) in before.items():
             new = self._reshow(op_id)
+            if (
+                new is not None
+                and new.order[0][0] != _PENDING_FIRST
+                and (top is None or new.order > top)
+            ):
+                recent[op_id] = new.order
+            else:
+                recent.pop(op_id, None)
             now_tiled = new is not None and self._tiled(new)
             if new is old and was_tiled == now_tiled:
                 continue
@@ -557,23 +601,14 @@ class BoardCanvas(QWidget):
         when the item is new to the tiles, else it is where one was or still is."""
         if not dirty:
             return
-        top = self._tile_top
-        for item, added in dirty:
-            if added and (top is None or item.order > top):
-                top = item.order
         if len(dirty) == 1:
             item, added = dirty[0]
             parts = paint_parts(item.op, item.dx, item.dy)
-            # A new object with nothing above it where it paints (the usual delivery, and many
-            # late ones: reordering is among recent, concurrent strokes): painting it over the
-            # tiles is exact, and far cheaper than repainting everything under it.
-            on_top = None
-            if added and (item.order == top != self._tile_top or not self._covered(item, parts)):
-                on_top = item
-            self._tile_top = top
+            # A new object with nothing in the tiles above it where it paints: painting it
+            # over them is exact, and far cheaper than repainting everything under it.
+            on_top = item if added and not self._covered(item, parts) else None
             self._tiles.invalidate(item.rect, on_top, parts)
             return
-        self._tile_top = top
         if len(dirty) > MAX_DIRTY_RECTS:
             union: Rect | None = None
             for item, _ in dirty:
@@ -599,6 +634,36 @@ class BoardCanvas(QWidget):
 
         return self._scene.find(rect_inflated(item.rect, margin), above) is not None
 
+    def _settle_recent(self) -> None:
+        """After a change: fold the lowest recent objects into the tiles while more than
+        RECENT_LIMIT wait, and the rest once changes pause."""
+        excess = len(self._recent) - RECENT_LIMIT
+        if excess > 0:
+            self._fold(excess)
+        if self._recent:
+            self._recent_timer.start(RECENT_SETTLE_MS)
+
+    def _fold_step(self) -> None:
+        """Changes paused: fold the recent objects into the tiles, a slice at a time."""
+        self._fold(deadline=time.perf_counter() + STEP_BUDGET_S)
+        if self._recent:
+            self._recent_timer.start(0)
+
+    def _fold(self, count: int | None = None, deadline: float = math.inf) -> None:
+        """Put the lowest ``count`` recent objects (None: all of them, or as many as fit
+        before ``deadline``) into the tiles. Each is above everything in them, so it is
+        painted over them; the screen does not change."""
+        lowest = sorted(self._recent.items(), key=lambda entry: entry[1])
+        scene, lifted = self._scene, self._lifted
+        for op_id, order in lowest[:count]:
+            del self._recent[op_id]
+            self._tile_top = order
+            item = scene.get(op_id)
+            if item is not None and op_id not in lifted:
+                self._tiles.invalidate(item.rect, item, paint_parts(item.op, item.dx, item.dy))
+            if time.perf_counter() > deadline:
+                return
+
     def prepare(self, drawings: Iterable[tuple[DrawingOp, OrderKey]]) -> None:
         """Get ready to show these drawings (a recording's, when its replay opens) where
         they were drawn: their bounds computed and indexed now (~5 us each) rather than on
@@ -618,6 +683,16 @@ class BoardCanvas(QWidget):
         self._recount()
         scene = self._scene
         objects = board.objects()
+        # Every delivered object goes into the tiles now, the recent ones too: none of this
+        # board's is above its top one.
+        old_top, recent = self._tile_top, self._recent
+        self._recent = {}
+        self._recent_timer.stop()
+        if objects:
+            op_id = objects[-1].op.id
+            self._tile_top = (board.key(op_id), op_id)
+        else:
+            self._tile_top = None
         if self._erasing or self._moving:
             gone, new = scene.update(self._shown_objects(board, objects))
         else:
@@ -625,11 +700,20 @@ class BoardCanvas(QWidget):
             # pending drawings.
             gone, new = scene.update(self._shown_pending(), objects, board.key)
         self._forget_paths(itertools.chain(gone, scene.take_let_go()))
-        if self._pending or self._lifted:
-            tiled = self._tiled
-            gone = [item for item in gone if tiled(item)]
-            new = [item for item in new if tiled(item)]
-        self._lifted = {i: a for i, a in self._lifted.items() if i in scene}
+        lifted = self._lifted
+        if old_top is None:
+            gone = []  # nothing was in the tiles
+        elif recent or self._pending or lifted:
+            gone = [item for item in gone if item.order <= old_top and item.id not in lifted]
+        if self._pending or lifted:
+            new = [item for item in new if self._tiled(item)]
+        # The recent objects that stay as they were are new to the tiles as well.
+        new_ids = {item.id for item in new}
+        for op_id in recent:
+            item = scene.get(op_id)
+            if item is not None and op_id not in new_ids and self._tiled(item):
+                new.append(item)
+        self._lifted = {i: a for i, a in lifted.items() if i in scene}
         if len(gone) + len(new) <= MAX_DIRTY_RECTS:
             # A few objects: repainted where they paint, as for a Change (an object moved is
             # not new to the tiles).
@@ -641,12 +725,6 @@ class BoardCanvas(QWidget):
             # Too many to repaint at once: the tiles they meet are rendered afresh, a slice
             # at a time (see _render_step), and the others are kept.
             self._tiles.drop([item.rect for item in itertools.chain(gone, new)])
-        # Every object in the tiles is now one of this board's: none is above its top one.
-        if objects:
-            op_id = objects[-1].op.id
-            self._tile_top = (board.key(op_id), op_id)
-        else:
-            self._tile_top = None
         self._prune_selection()
         self.update()
 
@@ -753,31 +831,42 @@ class BoardCanvas(QWidget):
             self._schedule_render()
 
     def _paint_overlay(self, painter: QPainter, view: View, exposed: Rect) -> None:
-        scene = self._scene
-        items = [scene.get(i) for i in itertools.chain(self._pending, self._lifted)]
-        shown = sorted({item.id: item for item in items if item is not None}.values(), key=_z)
+        """Paint the recent objects, the pending drawings and the lifted objects, bottom
+        first, where they meet ``exposed`` (a board rectangle)."""
+        scene, lifted = self._scene, self._lifted
+        ids = dict.fromkeys(itertools.chain(self._recent, self._pending, lifted))
+        items = [scene.get(i) for i in ids]
+        shown = sorted((item for item in items if item is not None), key=_z)
         scale = view.scale
         lift_dx, lift_dy = self._lift_offset
+        # Objects shown as they are go by runs, as in the tiles: each cut down to its part in
+        # ``exposed`` (a repaint where a recent object or a late one arrived is a small area).
+        run: list[Item] = []
         for item in shown:
-            dx, dy = item.dx, item.dy
-            opacity = self._lifted.get(item.id, 1.0)
-            if item.id in self._lifted:
-                dx += lift_dx
-                dy += lift_dy
+            opacity = lifted.get(item.id)
+            if opacity is None:
+                run.append(item)
+                continue
+            if run:
+                self._tiles.paint_over(painter, (view.ox, view.oy), run, exposed)
+                run = []
             x0, y0, x1, y1 = item.rect
-            shift_x, shift_y = dx - item.dx, dy - item.dy
             if (
-                x1 + shift_x < exposed[0]
-                or x0 + shift_x > exposed[2]
-                or y1 + shift_y < exposed[1]
-                or y0 + shift_y > exposed[3]
+                x1 + lift_dx < exposed[0]
+                or x0 + lift_dx > exposed[2]
+                or y1 + lift_dy < exposed[1]
+                or y0 + lift_dy > exposed[3]
             ):
                 continue
+            dx, dy = item.dx + lift_dx, item.dy + lift_dy
             painter.setTransform(
                 QTransform(scale, 0.0, 0.0, scale, view.ox + dx * scale, view.oy + dy * scale)
             )
             painter.setOpacity(opacity)
             paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
+            painter.setOpacity(1.0)
+        if run:
+            self._tiles.paint_over(painter, (view.ox, view.oy), run, exposed)
 
     def _schedule_render(self, delay_s: float = 0.0) -> None:
         self._render_timer.start(max(0, math.ceil(delay_s * 1000.0)))

@@ -682,6 +682,14 @@ class TileCache:
                 return index + 1
         return len(items)
 
+    def paint_over(
+        self, painter: QPainter, origin: tuple[float, float], items: list[Item], area: Rect
+    ) -> None:
+        """Paint ``items`` (bottom first) as the tiles would, with the board origin at
+        ``origin`` in the painter's logical coordinates, where they paint in board rectangle
+        ``area`` (the caller clips to it): objects shown over the tiles, on the widget."""
+        self._paint_items(painter, origin[0], origin[1], items, within=[area])
+
     def invalidate(
         self, rect: Rect, on_top: Item | None = None, parts: Sequence[Rect] | None = None
     ) -> None:

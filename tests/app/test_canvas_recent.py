@@ -1,0 +1,147 @@
+"""Objects delivered in the last moments wait above the tiles, painted on the widget, until
+they settle into the tiles (canvas.py): a late op among them repaints the screen where it
+is, never the tiles under it; one deeper in history repaints the tiles as before. Whatever
+waits where, the picture must be pixel for pixel that of a canvas showing the board afresh."""
+
+from __future__ import annotations
+
+import random
+
+from PySide6.QtCore import QPointF
+from PySide6.QtGui import QImage
+from pytestqt.qtbot import QtBot
+
+from tests.app.test_canvas import Session, same_image
+from whiteboard.app.canvas import RECENT_LIMIT, RECENT_SETTLE_MS, BoardCanvas
+from whiteboard.board import Board, Erase, Move, Op, OpId, Undo, synthetic_stroke
+
+SIZE = (360, 260)
+GAP = 100  # between the order keys of strokes delivered in order: room for late ones
+
+
+def fresh_image(qtbot: QtBot, canvas: BoardCanvas, board: Board) -> QImage:
+    """``board`` as a canvas that never showed anything else paints it, in the same view."""
+    fresh = BoardCanvas(lambda: board, lambda: OpId(9, 1))
+    qtbot.addWidget(fresh)
+    fresh.resize(canvas.size())
+    fresh.set_view(canvas.view)
+    fresh.show()
+    qtbot.waitExposed(fresh)
+    fresh.finish_rendering()
+    image = fresh.grab().toImage()
+    fresh.close()
+    return image
+
+
+class TileWork:
+    """Counts what the canvas asks of its tiles: repaints over what is there (a late op's
+    region) and objects painted over them."""
+
+    def __init__(self, canvas: BoardCanvas) -> None:
+        self.repaints = 0
+        self.on_top: list[OpId] = []
+        tiles = canvas._tiles
+        invalidate = tiles.invalidate
+
+        def counting(rect, on_top=None, parts=None):  # type: ignore[no-untyped-def]
+            if on_top is None:
+                self.repaints += 1
+            else:
+                self.on_top.append(on_top.id)
+            invalidate(rect, on_top, parts)
+
+        tiles.invalidate = counting  # type: ignore[method-assign]
+
+
+def strokes_session(qtbot: QtBot, count: int, seed: int) -> tuple[Session, list[Op]]:
+    """A zoomed-out canvas that was delivered ``count`` strokes in order, keys GAP apart."""
+    rng = random.Random(seed)
+    session = Session(qtbot, size=SIZE)
+    session.canvas.zoom_by(0.3, QPointF(0.0, 0.0))
+    session.image()
+    ops: list[Op] = [synthetic_stroke(1 + i % 4, i, rng) for i in range(count)]
+    for i, op in enumerate(ops):
+        session.apply(op, (GAP * (i + 1),))
+    return session, ops
+
+
+def test_a_late_stroke_among_the_recent_ones_leaves_the_tiles_alone(qtbot: QtBot) -> None:
+    session, ops = strokes_session(qtbot, 200, seed=21)
+    canvas = session.canvas
+    session.image()
+    work = TileWork(canvas)
+    rng = random.Random(5)
+    # Late by a few strokes, as reordering on a network makes them: inserted among the
+    # recent ones, painted on the widget in their place.
+    for i in range(5):
+        late = (GAP * (len(ops) - rng.randrange(1, 20)) + 7 + i,)
+        session.apply(synthetic_stroke(7, i, rng), late)
+        image = session.image()
+        assert work.repaints == 0
+        assert same_image(image, fresh_image(qtbot, canvas, session.board))
+    # Only the lowest recent ones, over the limit, went into the tiles, painted over them.
+    assert len(work.on_top) == 5
+    assert canvas.recent_count() == RECENT_LIMIT
+    # Late deep in history: under objects already in the tiles, which are repainted there.
+    session.apply(synthetic_stroke(7, 99, rng), (GAP * 3 + 7,))
+    assert work.repaints > 0
+    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def test_recent_objects_settle_into_the_tiles_when_changes_pause_and_look_the_same(
+    qtbot: QtBot,
+) -> None:
+    session, ops = strokes_session(qtbot, RECENT_LIMIT + 30, seed=22)
+    canvas = session.canvas
+    assert canvas.recent_count() == RECENT_LIMIT
+    before = session.image()
+    work = TileWork(canvas)
+    # The settling timer is what the app has; waiting on its outcome, not on a duration.
+    qtbot.waitUntil(lambda: canvas.recent_count() == 0, timeout=RECENT_SETTLE_MS + 20_000)
+    assert work.repaints == 0 and len(work.on_top) == RECENT_LIMIT
+    # Each went in from the lowest, so each could be painted over what was there.
+    order = {op.id: session.board.key(op.id) for op in ops}
+    assert [order[i] for i in work.on_top] == sorted(order[i] for i in work.on_top)
+    after = session.image()
+    assert same_image(after, before)
+    assert same_image(after, fresh_image(qtbot, canvas, session.board))
+
+
+def test_erases_moves_and_undos_of_recent_objects_show_as_on_a_fresh_canvas(
+    qtbot: QtBot,
+) -> None:
+    session, ops = strokes_session(qtbot, 120, seed=23)
+    canvas = session.canvas
+    recent = [op.id for op in ops[-RECENT_LIMIT:]]
+    settled = [op.id for op in ops[: -RECENT_LIMIT - 1]]
+    later: list[tuple[tuple[int, ...], Op]] = [
+        ((GAP * 1000,), Erase(OpId(8, 1), (recent[3], settled[5]))),
+        ((GAP * 1001,), Move(OpId(8, 2), (recent[10], recent[11], settled[7]), 90.0, -30.0)),
+        # A late move, among the recent ones, of one of them.
+        ((GAP * 119 + 5,), Move(OpId(8, 3), (recent[-5],), -40.0, 25.0)),
+        ((GAP * 1002,), Undo(OpId(8, 4), OpId(8, 2))),
+        ((GAP * 1003,), Undo(OpId(1, 10_000), recent[20])),
+    ]
+    for key, op in later:
+        session.apply(op, key)
+        assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def test_a_whole_board_shown_afresh_puts_the_recent_objects_into_the_tiles(
+    qtbot: QtBot,
+) -> None:
+    session, ops = strokes_session(qtbot, 40, seed=24)
+    canvas = session.canvas
+    assert canvas.recent_count() == 40
+    # A replay's jump back: a copy of the board without its last ten strokes.
+    earlier = Board()
+    for i, op in enumerate(ops[:30]):
+        earlier.apply((GAP * (i + 1),), op)
+    session.board = earlier
+    canvas.board_changed(None)
+    assert canvas.recent_count() == 0
+    assert same_image(session.image(), fresh_image(qtbot, canvas, earlier))
+    # Delivered on top of it: recent again, and shown as a fresh canvas shows it.
+    session.apply(ops[30], (GAP * 31,))
+    assert canvas.recent_count() == 1
+    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
