@@ -57,7 +57,7 @@ def session_ops(count: int, seed: int, clear_at: int | None = None) -> list[tupl
             op = Clear(op_id)
         elif roll < 0.06 and drawn:
             op = Erase(op_id, (rng.choice(drawn[-60:]),))
-        elif roll < 0.12 and drawn:
+        elif roll < 0.12 and len(drawn) >= 2:
             op = Move(op_id, tuple(rng.sample(drawn[-60:], 2)), rng.uniform(-80, 80), 40.0)
         elif roll < 0.15 and drawn:
             op = Undo(op_id, rng.choice(drawn[-30:]))

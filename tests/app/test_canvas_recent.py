@@ -5,13 +5,17 @@ waits where, the picture must be pixel for pixel that of a canvas showing the bo
 
 from __future__ import annotations
 
+import itertools
 import random
 
+import pytest
 from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_canvas import Session, same_image
+from tests.app.test_canvas_rebuild import session_ops
+from whiteboard.app import canvas as canvas_module
 from whiteboard.app.canvas import RECENT_LIMIT, RECENT_SETTLE_MS, BoardCanvas
 from whiteboard.board import Board, Erase, Move, Op, OpId, Undo, synthetic_stroke
 
@@ -19,12 +23,17 @@ SIZE = (360, 260)
 GAP = 100  # between the order keys of strokes delivered in order: room for late ones
 
 
-def fresh_image(qtbot: QtBot, canvas: BoardCanvas, board: Board) -> QImage:
-    """``board`` as a canvas that never showed anything else paints it, in the same view."""
+def fresh_image(
+    qtbot: QtBot, canvas: BoardCanvas, board: Board, lifted: dict[OpId, float] | None = None
+) -> QImage:
+    """``board`` as a canvas that never showed anything else paints it, in the same view,
+    with the objects ``lifted`` (by a tool, to these opacities)."""
     fresh = BoardCanvas(lambda: board, lambda: OpId(9, 1))
     qtbot.addWidget(fresh)
     fresh.resize(canvas.size())
     fresh.set_view(canvas.view)
+    if lifted:
+        fresh.set_lifted(lifted)
     fresh.show()
     qtbot.waitExposed(fresh)
     fresh.finish_rendering()
@@ -145,3 +154,65 @@ def test_a_whole_board_shown_afresh_puts_the_recent_objects_into_the_tiles(
     session.apply(ops[30], (GAP * 31,))
     assert canvas.recent_count() == 1
     assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def looks_the_same(a: QImage, b: QImage) -> bool:
+    # A few levels apart at most where an arrow is (see test_canvas.py).
+    return same_image(a, b) or same_image(a, b, tolerance=3)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_board(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch, seed: int
+) -> None:
+    """Ops delivered in order and late, our own sent and delivered later, objects lifted by
+    a tool and put back, recent objects settling by the limit or by a pause, the whole board
+    shown afresh: after each, the objects above the tiles are exactly the delivered ones
+    above the tiles' top, and the picture is that of a canvas showing the board afresh."""
+    rng = random.Random(seed)
+    monkeypatch.setattr(canvas_module, "RECENT_LIMIT", rng.choice([2, 9, 40]))
+    ops = session_ops(160, seed=100 + seed)
+    session = Session(qtbot, size=SIZE, immediate=False)
+    canvas = session.canvas
+    canvas.zoom_by(0.25, QPointF(0.0, 0.0))
+    session.image()
+    lifted: dict[OpId, float] = {}
+    mine = itertools.count(1)  # ours go between the session's keys, scaled apart
+
+    def deliver_ours(at: int) -> None:
+        held, session.held = session.held, []
+        for op in held:
+            session.apply(op, (at + next(mine),))
+
+    for step, (key, op) in enumerate(ops):
+        at = key[0] * 1000
+        session.apply(op, (at,))
+        roll = rng.random()
+        if roll < 0.1:
+            canvas._fold_step()  # changes paused
+        elif roll < 0.14:
+            canvas.board_changed(None)
+        elif roll < 0.24:
+            shown = [item.id for item in canvas.scene.items()]
+            lifted = {i: 0.4 for i in rng.sample(shown, min(3, len(shown)))}
+            canvas.set_lifted(lifted)
+        elif roll < 0.3:
+            lifted = {}
+            canvas.set_lifted(lifted)
+        elif roll < 0.36:
+            canvas.send(synthetic_stroke(42, 1000 + step, rng))
+        elif roll < 0.42:
+            deliver_ours(at - rng.choice([0, 25_000]))  # on top, or late
+        top = canvas._tile_top
+        delivered = [item for item in canvas.scene.items() if item.id in session.board]
+        assert set(canvas._recent) == {
+            item.id for item in delivered if top is None or item.order > top
+        }
+        if step % 10 == 9:
+            deliver_ours(at)
+            lifted = {i: a for i, a in lifted.items() if i in canvas.scene}
+            picture = fresh_image(qtbot, canvas, session.board, lifted)
+            assert looks_the_same(session.image(), picture)
+    deliver_ours(ops[-1][0][0] * 1000)
+    canvas.set_lifted({})
+    assert looks_the_same(session.image(), fresh_image(qtbot, canvas, session.board))

@@ -831,16 +831,22 @@ class BoardCanvas(QWidget):
             self._schedule_render()
 
     def _paint_overlay(self, painter: QPainter, view: View, exposed: Rect) -> None:
-        """Paint the recent objects, the pending drawings and the lifted objects, bottom
-        first, where they meet ``exposed`` (a board rectangle)."""
+        """Paint, where they meet ``exposed`` (a board rectangle), the recent objects as
+        if they were in the tiles, then the pending drawings and the lifted objects, bottom
+        first."""
         scene, lifted = self._scene, self._lifted
-        ids = dict.fromkeys(itertools.chain(self._recent, self._pending, lifted))
+        origin = (view.ox, view.oy)
+        # Objects shown as they are, as in the tiles: each cut down to its part in ``exposed``
+        # (a repaint where a recent object or a late one arrived is a small area).
+        recent = [item for i in self._recent if i not in lifted and (item := scene.get(i))]
+        if recent:
+            recent.sort(key=_z)
+            self._tiles.paint_over(painter, origin, recent, exposed)
+        ids = dict.fromkeys(itertools.chain(self._pending, lifted))
         items = [scene.get(i) for i in ids]
         shown = sorted((item for item in items if item is not None), key=_z)
         scale = view.scale
         lift_dx, lift_dy = self._lift_offset
-        # Objects shown as they are go by runs, as in the tiles: each cut down to its part in
-        # ``exposed`` (a repaint where a recent object or a late one arrived is a small area).
         run: list[Item] = []
         for item in shown:
             opacity = lifted.get(item.id)
@@ -848,7 +854,7 @@ class BoardCanvas(QWidget):
                 run.append(item)
                 continue
             if run:
-                self._tiles.paint_over(painter, (view.ox, view.oy), run, exposed)
+                self._tiles.paint_over(painter, origin, run, exposed)
                 run = []
             x0, y0, x1, y1 = item.rect
             if (
@@ -866,7 +872,7 @@ class BoardCanvas(QWidget):
             paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
             painter.setOpacity(1.0)
         if run:
-            self._tiles.paint_over(painter, (view.ox, view.oy), run, exposed)
+            self._tiles.paint_over(painter, origin, run, exposed)
 
     def _schedule_render(self, delay_s: float = 0.0) -> None:
         self._render_timer.start(max(0, math.ceil(delay_s * 1000.0)))
