@@ -72,7 +72,6 @@ def make_canvas(board: Board) -> BoardCanvas:
     canvas = BoardCanvas(lambda: board, lambda: OpId(99, next(counter)))
     canvas.resize(WIDTH, HEIGHT)
     canvas.show()
-    QApplication.processEvents()  # shown on the (offscreen) screen: it paints from now on
     return canvas
 
 
@@ -173,6 +172,7 @@ def main(count: int) -> None:
     report("from scratch fitted (whole board in view)", from_scratch(board, app, fitted=True))
 
     canvas = make_canvas(board)
+    app.processEvents()  # shown on the (offscreen) screen: it paints from now on
     canvas.finish_rendering()
     canvas.repaint()
     paint, idle = frames(canvas, app, lambda: canvas.pan_by(-8.0, -4.0))
