@@ -9,7 +9,7 @@ import itertools
 import random
 
 import pytest
-from PySide6.QtCore import QPointF
+from PySide6.QtCore import QPointF, QRect, QRectF
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
@@ -17,7 +17,7 @@ from tests.app.test_canvas import Session, same_image
 from tests.app.test_canvas_rebuild import session_ops
 from whiteboard.app import canvas as canvas_module
 from whiteboard.app.canvas import RECENT_LIMIT, RECENT_SETTLE_MS, BoardCanvas
-from whiteboard.board import Board, Erase, Move, Op, OpId, Undo, synthetic_stroke
+from whiteboard.board import Board, Erase, Move, Op, OpId, Stroke, Undo, synthetic_stroke
 
 SIZE = (360, 260)
 GAP = 100  # between the order keys of strokes delivered in order: room for late ones
@@ -216,3 +216,85 @@ def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_bo
     deliver_ours(ops[-1][0][0] * 1000)
     canvas.set_lifted({})
     assert looks_the_same(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def test_a_recent_object_put_back_after_a_drag_is_repainted_where_it_is(
+    qtbot: QtBot,
+) -> None:
+    """A drag cancelled: the object, recent (painted over the tiles before and after), is
+    shown again at its place, so that place is repainted."""
+    session = Session(qtbot, size=SIZE)
+    canvas = session.canvas
+    stroke = Stroke(OpId(1, 1), (40.0, 40.0, 80.0, 60.0, 120.0, 40.0), 0xFF000000, 4.0)
+    session.apply(stroke, (100,))
+    session.image()
+    assert canvas.recent_count() == 1
+    canvas.set_lifted({stroke.id: 1.0}, 100.0, 100.0)
+    refreshed: list[QRect] = []
+    canvas.update = lambda *args: refreshed.append(QRect(*args) if args else canvas.rect())  # type: ignore[method-assign]
+    canvas.set_lifted({})  # Escape
+    # The stroke's place, pen included, on the widget.
+    top_left = QPointF(*canvas.view.to_widget(38.0, 38.0))
+    place = QRectF(top_left, QPointF(*canvas.view.to_widget(122.0, 62.0))).toAlignedRect()
+    assert any(rect.contains(place) for rect in refreshed)
+
+
+def test_settling_waits_while_the_tiles_in_view_are_rendered_after_a_zoom(
+    qtbot: QtBot,
+) -> None:
+    """Until the tiles at a new zoom are rendered the screen shows the previous scale's,
+    stretched; putting a recent object into the tiles then would drop them where it is
+    (while it leaves the overlay): it waits."""
+    rng = random.Random(3)
+    session = Session(qtbot, size=SIZE)
+    canvas = session.canvas
+    canvas.zoom_by(0.2, QPointF(0.0, 0.0))
+    for i in range(30):
+        session.apply(synthetic_stroke(1, i, rng), (GAP * (i + 1),))
+    session.image()
+    canvas._fold_step()
+    assert canvas.recent_count() == 0
+    session.apply(synthetic_stroke(1, 99, rng), (GAP * 1000,))
+    session.image()
+    canvas.zoom_by(1.1, QPointF(0.0, 0.0))  # a wheel step: the new tiles wait to settle
+    before = canvas.grab().toImage()
+    assert canvas._tiles.has_fallback
+    canvas._fold_step()  # changes paused
+    assert canvas.recent_count() == 1
+    assert same_image(canvas.grab().toImage(), before)
+    # Once the tiles at the new zoom are there, it settles, and nothing shows the difference.
+    session.image()
+    qtbot.waitUntil(lambda: canvas.recent_count() == 0, timeout=RECENT_SETTLE_MS + 20_000)
+    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def test_an_object_shown_again_when_our_erase_failed_settles_too(qtbot: QtBot) -> None:
+    rng = random.Random(1)
+    session = Session(qtbot, immediate=False, size=SIZE)
+    canvas = session.canvas
+    stroke = synthetic_stroke(1, 1, rng)
+    session.apply(stroke, (GAP,))
+    canvas.send(Erase(OpId(42, 1), (stroke.id,)))
+    # Settling comes, with nothing to settle: the stroke is hidden by our erase.
+    timer = canvas._recent_timer
+    qtbot.waitUntil(lambda: not timer.isActive(), timeout=RECENT_SETTLE_MS + 20_000)
+    canvas.forget_pending(OpId(42, 1))  # sending failed: shown again, recent
+    assert canvas.recent_count() == 1
+    qtbot.waitUntil(lambda: canvas.recent_count() == 0, timeout=RECENT_SETTLE_MS + 20_000)
+    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+
+
+def test_an_object_erased_by_someone_while_we_drag_it_leaves_no_ghost(qtbot: QtBot) -> None:
+    session = Session(qtbot, size=SIZE)
+    canvas = session.canvas
+    stroke = Stroke(OpId(1, 1), (40.0, 40.0, 80.0, 60.0, 120.0, 40.0), 0xFF000000, 4.0)
+    session.apply(stroke, (100,))
+    canvas.set_lifted({stroke.id: 1.0}, 100.0, 100.0)  # dragged by the select tool
+    session.image()
+    refreshed: list[QRect] = []
+    canvas.update = lambda *args: refreshed.append(QRect(*args) if args else canvas.rect())  # type: ignore[method-assign]
+    session.apply(Erase(OpId(2, 1), (stroke.id,)), (200,))
+    # Where it was shown, dragged 100 to the right and down.
+    top_left = QPointF(*canvas.view.to_widget(138.0, 138.0))
+    shown = QRectF(top_left, QPointF(*canvas.view.to_widget(222.0, 162.0))).toAlignedRect()
+    assert any(rect.contains(shown) for rect in refreshed)

@@ -119,6 +119,8 @@ RECENT_SETTLE_MS = 1500
 # ... or until more than this many wait (the lowest go into the tiles first): what a late op
 # inserted among them costs is a repaint of the screen, not of the tiles under it.
 RECENT_LIMIT = 64
+# While the tiles in view are being rendered (after a zoom), settling waits this long again.
+FOLD_RETRY_MS = 100
 
 # Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
 _PENDING_FIRST = 2**64
@@ -396,12 +398,14 @@ class BoardCanvas(QWidget):
     def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
         ids = set(self._lifted) | set(lifted)
         before = self._capture(ids)
-        rects = [self._lifted_rect(item) for item, _ in before.values() if item is not None]
+        # Where each was shown and is shown now: lifted or not, in the tiles or over them
+        # (an object that stays out of the tiles, a recent one, is no change to them).
+        rects = [r for item, _ in before.values() if item is not None for r in self._rects(item)]
         self._lifted = dict(lifted)
         self._lift_offset = (dx, dy)
         self._apply(before)
         scene = self._scene
-        rects += [self._lifted_rect(item) for i in self._lifted if (item := scene.get(i))]
+        rects += [r for i in ids if (item := scene.get(i)) for r in self._rects(item)]
         self._refresh_all(rects)
 
     def start_live_timer(self) -> None:
@@ -454,7 +458,6 @@ class BoardCanvas(QWidget):
             self._pending_seq.pop(change.op_id, None)
             self._recount()
         self._apply(before)
-        self._settle_recent()
         self._prune_selection()
 
     def recent_count(self) -> int:
@@ -586,15 +589,16 @@ class BoardCanvas(QWidget):
             if new is old and was_tiled == now_tiled:
                 continue
             if old is not None:
-                screen_dirty.append(old.rect)
+                screen_dirty += self._rects(old)
                 if was_tiled:
                     tile_dirty.append((old, False))
             if new is not None:
-                screen_dirty.append(new.rect)
+                screen_dirty += self._rects(new)
                 if now_tiled:
                     tile_dirty.append((new, not was_tiled))
         self._invalidate_tiles(tile_dirty)
         self._refresh_all(screen_dirty)
+        self._settle_recent()
 
     def _invalidate_tiles(self, dirty: list[tuple[Item, bool]]) -> None:
         """Repaint in the tiles where objects left or entered them: each (item, added), added
@@ -638,13 +642,25 @@ class BoardCanvas(QWidget):
         """After a change: fold the lowest recent objects into the tiles while more than
         RECENT_LIMIT wait, and the rest once changes pause."""
         excess = len(self._recent) - RECENT_LIMIT
-        if excess > 0:
-            self._fold(excess)
+        if excess > 0 and self._can_fold():
+            self._fold(excess, time.perf_counter() + STEP_BUDGET_S)
         if self._recent:
             self._recent_timer.start(RECENT_SETTLE_MS)
 
+    def _can_fold(self) -> bool:
+        """Whether the tiles in view show the board as they hold it: after a zoom, until
+        they are rendered, the screen shows what they have so far or the previous scale's
+        tiles stretched, which putting an object into them would drop where it is (while it
+        leaves the overlay)."""
+        tiles = self._tiles
+        return not tiles.has_fallback and tiles.is_complete(tiles.visible)
+
     def _fold_step(self) -> None:
-        """Changes paused: fold the recent objects into the tiles, a slice at a time."""
+        """Changes paused: fold the recent objects into the tiles, a slice at a time, once
+        the tiles in view are complete."""
+        if not self._can_fold():
+            self._recent_timer.start(FOLD_RETRY_MS)
+            return
         self._fold(deadline=time.perf_counter() + STEP_BUDGET_S)
         if self._recent:
             self._recent_timer.start(0)
@@ -759,6 +775,12 @@ class BoardCanvas(QWidget):
     def _prune_selection(self) -> None:
         if any(i not in self._scene for i in self._selection):
             self.set_selection(self._selection)
+
+    def _rects(self, item: Item) -> list[Rect]:
+        """Where an object is, and where it is shown if a tool lifted it."""
+        if item.id not in self._lifted:
+            return [item.rect]
+        return [item.rect, self._lifted_rect(item)]
 
     def _lifted_rect(self, item: Item) -> Rect:
         """Where an object is shown: moved by the drag if a tool lifted it."""

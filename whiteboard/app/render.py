@@ -531,16 +531,16 @@ class TileCache:
         are all complete."""
         keys = list(keys)
         wanted = set(keys)
-        started: set[int] = set()
+        started: set[_Tile] = set()  # by identity: a block's id() is reused once it is cut
         for key in keys:
             tile = self._tiles.get(key)
             if tile is None:
                 if time.perf_counter() > deadline:
                     return False
                 tile = self._start_block(key, wanted)
-            if tile.todo is None or id(tile) in started:
+            if tile.todo is None or tile in started:
                 continue
-            started.add(id(tile))
+            started.add(tile)
             if not self._advance(tile, deadline):
                 return False
         if self._fallback is not None and self.visible and self.is_complete(self.visible):
