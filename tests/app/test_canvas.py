@@ -8,7 +8,7 @@ import math
 import random
 
 import pytest
-from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QColor, QImage, QPainter, QPainterPath, QWheelEvent
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
@@ -21,6 +21,7 @@ from whiteboard.app.render import (
     THINNEST_DEVICE_PEN,
     WHOLE,
     bounds,
+    paint_parts,
     stroke_chunks,
     stroke_path,
     stroke_path_near,
@@ -481,6 +482,52 @@ def test_a_stroke_cut_to_some_rectangles_paints_as_the_whole_one_in_them() -> No
         for r in rects:
             assert images[0].copy(r) == images[1].copy(r)
     assert cut_some > 20  # most of them were cut
+
+
+def zigzag(rng: random.Random, counter: int) -> Stroke:
+    """A stroke of sharp corners between segments short and long: its corner curves reach
+    far into the segments beside each point."""
+    x, y = 100.0, 100.0
+    points = [x, y]
+    for _ in range(rng.randint(5, 30)):
+        angle = rng.uniform(0.0, 2.0 * math.pi)
+        length = rng.choice(
+            [rng.uniform(1.0, 4.0), rng.uniform(4.0, 14.0), rng.uniform(14.0, 60.0)]
+        )
+        x, y = x + length * math.cos(angle), y + length * math.sin(angle)
+        points += [round(x, 2), round(y, 2)]
+    return Stroke(OpId(1, counter), tuple(points), BLUE, rng.choice([1.0, 2.0, 3.0, 6.0, 12.0]))
+
+
+def test_the_parts_of_a_stroke_cover_all_it_paints() -> None:
+    """A late stroke is repainted only in its parts (paint_parts: its chunks' boxes): they
+    must hold every pixel it paints, corner curves that reach across a chunk's end
+    included. Painting the background over the parts (grown by the antialiasing) must leave
+    nothing of the stroke."""
+    rng = random.Random(8)
+    for i in range(300):
+        op = zigzag(rng, i) if i % 2 else synthetic_stroke(1, i, rng)
+        scale = rng.choice([0.5, 1.0, 3.0, 8.0])
+        x0, y0, x1, y1 = bounds(op)
+        pad = 4.0
+        size = QSize(math.ceil((x1 - x0) * scale + 2 * pad), math.ceil((y1 - y0) * scale + 2 * pad))
+        image = QImage(size, QImage.Format.Format_RGB32)
+        image.fill(QColor(255, 255, 255))
+        blank = image.copy()
+        painter = QPainter(image)
+        painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        painter.translate(pad - x0 * scale, pad - y0 * scale)
+        painter.scale(scale, scale)
+        painter.setPen(stroke_pen(op.colour, op.width, op.tool))
+        painter.drawPath(stroke_path(op.points))
+        margin = AA_MARGIN / scale
+        for px0, py0, px1, py1 in paint_parts(op):
+            painter.fillRect(
+                QRectF(px0 - margin, py0 - margin, px1 - px0 + 2 * margin, py1 - py0 + 2 * margin),
+                QColor(255, 255, 255),
+            )
+        painter.end()
+        assert image == blank, (i, op)
 
 
 def test_a_late_stroke_under_many_others_is_repainted_exactly_where_it_paints(

@@ -173,19 +173,36 @@ Chunk = tuple[int, int, float, float, float, float]
 def stroke_chunks(coords: Sequence[float], grow: float) -> tuple[Chunk, ...]:
     """The chunks of the polyline ``x0, y0, x1, y1, ...``, boxes grown by ``grow``.
 
-    The stroked path between two points stays within their points' box grown by the pen
-    (see :func:`stroke_path`: a corner's curve stays in the triangle of its control points,
-    which lie on the polyline), so a chunk's box grown by half the width bounds what the
-    chunk paints. Consecutive chunks share their end point. A tuple of tuples of numbers: once
-    cached it is no work for the garbage collector."""
+    What :func:`stroke_path` strokes for a chunk stays within the box of its points and of
+    the ends of the corner curves about its first and last points, which reach into the
+    segments beside the chunk (a curve stays in the triangle of its control points, the
+    corner and where the curve leaves each segment), grown by half the pen. Consecutive
+    chunks share their end point. A tuple of tuples of numbers: once cached it is no work
+    for the garbage collector."""
     xs, ys = coords[0::2], coords[1::2]
     last = len(xs) - 1
     chunks: list[Chunk] = []
     for first in range(0, last, CHUNK_SEGMENTS):
         stop = min(first + CHUNK_SEGMENTS, last)
-        cx, cy = xs[first : stop + 1], ys[first : stop + 1]
+        cx, cy = list(xs[first : stop + 1]), list(ys[first : stop + 1])
+        if first > 0:
+            _add_curve_end(cx, cy, xs[first], ys[first], xs[first - 1], ys[first - 1])
+        if stop < last:
+            _add_curve_end(cx, cy, xs[stop], ys[stop], xs[stop + 1], ys[stop + 1])
         chunks.append((first, stop, min(cx) - grow, min(cy) - grow, max(cx) + grow, max(cy) + grow))
     return tuple(chunks)
+
+
+def _add_curve_end(
+    cx: list[float], cy: list[float], vx: float, vy: float, nx: float, ny: float
+) -> None:
+    """Add where the corner curve about point (vx, vy) leaves its segment toward (nx, ny),
+    as :func:`_append_smooth` makes it: half way along a short segment, CORNER_RADIUS
+    along a long one."""
+    length = math.hypot(nx - vx, ny - vy)
+    fraction = 0.5 if length <= 2.0 * CORNER_RADIUS else CORNER_RADIUS / length
+    cx.append(vx + (nx - vx) * fraction)
+    cy.append(vy + (ny - vy) * fraction)
 
 
 def paint_parts(op: DrawingOp, dx: float = 0.0, dy: float = 0.0) -> list[Rect]:
