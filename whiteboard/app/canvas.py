@@ -74,6 +74,7 @@ from whiteboard.app.view import (
     board_transform,
     fit,
     rect_inflated,
+    rect_intersects,
     rect_union,
     wheel_zoom_factor,
 )
@@ -878,13 +879,7 @@ class BoardCanvas(QWidget):
             if run:
                 self._tiles.paint_over(painter, origin, run, exposed)
                 run = []
-            x0, y0, x1, y1 = item.rect
-            if (
-                x1 + lift_dx < exposed[0]
-                or x0 + lift_dx > exposed[2]
-                or y1 + lift_dy < exposed[1]
-                or y0 + lift_dy > exposed[3]
-            ):
+            if not rect_intersects(self._lifted_rect(item), exposed):
                 continue
             dx, dy = item.dx + lift_dx, item.dy + lift_dy
             painter.setTransform(
