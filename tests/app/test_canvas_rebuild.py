@@ -94,12 +94,17 @@ def picture(canvas: BoardCanvas) -> QImage:
     return canvas.grab().toImage().convertToFormat(QImage.Format.Format_ARGB32)
 
 
-def fresh_picture(qtbot: QtBot, canvas: BoardCanvas, board: Board) -> QImage:
-    """The board as a canvas that never showed anything else paints it, in the same view."""
+def fresh_picture(
+    qtbot: QtBot, canvas: BoardCanvas, board: Board, lifted: dict[OpId, float] | None = None
+) -> QImage:
+    """The board as a canvas that never showed anything else paints it, in the same view,
+    with the objects ``lifted`` (by a tool, to these opacities)."""
     copy = board.copy()
     fresh = new_canvas(qtbot, lambda: copy)
     fresh.resize(canvas.size())
     fresh.set_view(canvas.view)
+    if lifted:
+        fresh.set_lifted(lifted)
     image = picture(fresh)
     fresh.close()
     return image

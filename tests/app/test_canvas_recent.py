@@ -14,7 +14,7 @@ from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_canvas import Session, same_image
-from tests.app.test_canvas_rebuild import session_ops
+from tests.app.test_canvas_rebuild import fresh_picture, session_ops
 from whiteboard.app import canvas as canvas_module
 from whiteboard.app.canvas import RECENT_LIMIT, RECENT_SETTLE_MS, BoardCanvas
 from whiteboard.board import Board, Erase, Move, Op, OpId, Stroke, Undo, synthetic_stroke
@@ -23,23 +23,17 @@ SIZE = (360, 260)
 GAP = 100  # between the order keys of strokes delivered in order: room for late ones
 
 
-def fresh_image(
-    qtbot: QtBot, canvas: BoardCanvas, board: Board, lifted: dict[OpId, float] | None = None
-) -> QImage:
-    """``board`` as a canvas that never showed anything else paints it, in the same view,
-    with the objects ``lifted`` (by a tool, to these opacities)."""
-    fresh = BoardCanvas(lambda: board, lambda: OpId(9, 1))
-    qtbot.addWidget(fresh)
-    fresh.resize(canvas.size())
-    fresh.set_view(canvas.view)
-    if lifted:
-        fresh.set_lifted(lifted)
-    fresh.show()
-    qtbot.waitExposed(fresh)
-    fresh.finish_rendering()
-    image = fresh.grab().toImage()
-    fresh.close()
-    return image
+def refreshes(canvas: BoardCanvas) -> list[QRect]:
+    """The widget areas the canvas asks Qt to repaint from now on."""
+    asked: list[QRect] = []
+    canvas.update = lambda *args: asked.append(QRect(*args) if args else canvas.rect())  # type: ignore[method-assign]
+    return asked
+
+
+def on_widget(canvas: BoardCanvas, rect: tuple[float, float, float, float]) -> QRect:
+    """A board rectangle on the widget, out to whole pixels."""
+    x0, y0, x1, y1 = canvas.view.rect_to_widget(rect)
+    return QRectF(x0, y0, x1 - x0, y1 - y0).toAlignedRect()
 
 
 class TileWork:
@@ -87,14 +81,14 @@ def test_a_late_stroke_among_the_recent_ones_leaves_the_tiles_alone(qtbot: QtBot
         session.apply(synthetic_stroke(7, i, rng), late)
         image = session.image()
         assert work.repaints == 0
-        assert same_image(image, fresh_image(qtbot, canvas, session.board))
+        assert same_image(image, fresh_picture(qtbot, canvas, session.board))
     # Only the lowest recent ones, over the limit, went into the tiles, painted over them.
     assert len(work.on_top) == 5
     assert canvas.recent_count() == RECENT_LIMIT
     # Late deep in history: under objects already in the tiles, which are repainted there.
     session.apply(synthetic_stroke(7, 99, rng), (GAP * 3 + 7,))
     assert work.repaints > 0
-    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+    assert same_image(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def test_recent_objects_settle_into_the_tiles_when_changes_pause_and_look_the_same(
@@ -113,7 +107,7 @@ def test_recent_objects_settle_into_the_tiles_when_changes_pause_and_look_the_sa
     assert [order[i] for i in work.on_top] == sorted(order[i] for i in work.on_top)
     after = session.image()
     assert same_image(after, before)
-    assert same_image(after, fresh_image(qtbot, canvas, session.board))
+    assert same_image(after, fresh_picture(qtbot, canvas, session.board))
 
 
 def test_erases_moves_and_undos_of_recent_objects_show_as_on_a_fresh_canvas(
@@ -133,7 +127,7 @@ def test_erases_moves_and_undos_of_recent_objects_show_as_on_a_fresh_canvas(
     ]
     for key, op in later:
         session.apply(op, key)
-        assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+        assert same_image(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def test_a_whole_board_shown_afresh_puts_the_recent_objects_into_the_tiles(
@@ -149,11 +143,11 @@ def test_a_whole_board_shown_afresh_puts_the_recent_objects_into_the_tiles(
     session.board = earlier
     canvas.board_changed(None)
     assert canvas.recent_count() == 0
-    assert same_image(session.image(), fresh_image(qtbot, canvas, earlier))
+    assert same_image(session.image(), fresh_picture(qtbot, canvas, earlier))
     # Delivered on top of it: recent again, and shown as a fresh canvas shows it.
     session.apply(ops[30], (GAP * 31,))
     assert canvas.recent_count() == 1
-    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+    assert same_image(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def looks_the_same(a: QImage, b: QImage) -> bool:
@@ -211,11 +205,11 @@ def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_bo
         if step % 10 == 9:
             deliver_ours(at)
             lifted = {i: a for i, a in lifted.items() if i in canvas.scene}
-            picture = fresh_image(qtbot, canvas, session.board, lifted)
+            picture = fresh_picture(qtbot, canvas, session.board, lifted)
             assert looks_the_same(session.image(), picture)
     deliver_ours(ops[-1][0][0] * 1000)
     canvas.set_lifted({})
-    assert looks_the_same(session.image(), fresh_image(qtbot, canvas, session.board))
+    assert looks_the_same(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def test_a_recent_object_put_back_after_a_drag_is_repainted_where_it_is(
@@ -230,12 +224,9 @@ def test_a_recent_object_put_back_after_a_drag_is_repainted_where_it_is(
     session.image()
     assert canvas.recent_count() == 1
     canvas.set_lifted({stroke.id: 1.0}, 100.0, 100.0)
-    refreshed: list[QRect] = []
-    canvas.update = lambda *args: refreshed.append(QRect(*args) if args else canvas.rect())  # type: ignore[method-assign]
+    refreshed = refreshes(canvas)
     canvas.set_lifted({})  # Escape
-    # The stroke's place, pen included, on the widget.
-    top_left = QPointF(*canvas.view.to_widget(38.0, 38.0))
-    place = QRectF(top_left, QPointF(*canvas.view.to_widget(122.0, 62.0))).toAlignedRect()
+    place = on_widget(canvas, (38.0, 38.0, 122.0, 62.0))  # the stroke's, pen included
     assert any(rect.contains(place) for rect in refreshed)
 
 
@@ -265,7 +256,7 @@ def test_settling_waits_while_the_tiles_in_view_are_rendered_after_a_zoom(
     # Once the tiles at the new zoom are there, it settles, and nothing shows the difference.
     session.image()
     qtbot.waitUntil(lambda: canvas.recent_count() == 0, timeout=RECENT_SETTLE_MS + 20_000)
-    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+    assert same_image(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def test_an_object_shown_again_when_our_erase_failed_settles_too(qtbot: QtBot) -> None:
@@ -281,7 +272,7 @@ def test_an_object_shown_again_when_our_erase_failed_settles_too(qtbot: QtBot) -
     canvas.forget_pending(OpId(42, 1))  # sending failed: shown again, recent
     assert canvas.recent_count() == 1
     qtbot.waitUntil(lambda: canvas.recent_count() == 0, timeout=RECENT_SETTLE_MS + 20_000)
-    assert same_image(session.image(), fresh_image(qtbot, canvas, session.board))
+    assert same_image(session.image(), fresh_picture(qtbot, canvas, session.board))
 
 
 def test_an_object_erased_by_someone_while_we_drag_it_leaves_no_ghost(qtbot: QtBot) -> None:
@@ -291,10 +282,7 @@ def test_an_object_erased_by_someone_while_we_drag_it_leaves_no_ghost(qtbot: QtB
     session.apply(stroke, (100,))
     canvas.set_lifted({stroke.id: 1.0}, 100.0, 100.0)  # dragged by the select tool
     session.image()
-    refreshed: list[QRect] = []
-    canvas.update = lambda *args: refreshed.append(QRect(*args) if args else canvas.rect())  # type: ignore[method-assign]
+    refreshed = refreshes(canvas)
     session.apply(Erase(OpId(2, 1), (stroke.id,)), (200,))
-    # Where it was shown, dragged 100 to the right and down.
-    top_left = QPointF(*canvas.view.to_widget(138.0, 138.0))
-    shown = QRectF(top_left, QPointF(*canvas.view.to_widget(222.0, 162.0))).toAlignedRect()
+    shown = on_widget(canvas, (138.0, 138.0, 222.0, 162.0))  # dragged 100 right and down
     assert any(rect.contains(shown) for rect in refreshed)
