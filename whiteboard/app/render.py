@@ -147,7 +147,8 @@ def _append_smooth(path: QPainterPath, coords: Sequence[float]) -> None:
         bx, by = nx - vx, ny - vy
         lb = hypot(bx, by)
         # How far along each segment the curve starts and ends (each length is computed once:
-        # this segment's lb is the next point's la).
+        # this segment's lb is the next point's la). stroke_chunks bounds the curves the same
+        # way (_add_curve_end): change both together.
         fa = 0.5 if la <= reach else radius / la
         fb = 0.5 if lb <= reach else radius / lb
         sx, sy = vx + ax * fa, vy + ay * fa
