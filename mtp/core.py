@@ -17,8 +17,9 @@ from collections import OrderedDict, deque
 from collections.abc import Iterable, Mapping
 from enum import Enum
 from ipaddress import IPv4Address
-from typing import Protocol
 
+from coreapi import Address, MemberState, OrderKey, Outgoing, UpperLayer
+from coreapi.seqnum import to_wire, unwrap
 from mtp.framing import (
     PAYLOAD_SUBCHANNEL,
     RECORD_OVERHEAD,
@@ -34,7 +35,6 @@ from mtp.framing import (
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
 from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage, StatusBook
 from mtp.params import MtpParams, group_address, params_from_mapping
-from mtp.seqnum import to_wire, unwrap
 from mtp.wire import (
     STATUS_COUNT,
     AcceptanceRecord,
@@ -63,10 +63,6 @@ from mtp.wire import (
     decode,
     encode,
 )
-
-Address = tuple[str, int]
-Outgoing = tuple[bytes, Address | None]
-OrderKey = tuple[int, ...]
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000
@@ -119,28 +115,6 @@ COUNTERS = (
     "hibernations",
     "parameter_changes",
 )
-
-
-class UpperLayer(Protocol):
-    """What the core calls on the layer above (the whiteboard's ``UpperLayer``)."""
-
-    def deliver(
-        self, origin: int, order_key: OrderKey, timestamp: float, payload: bytes, late: bool
-    ) -> None: ...
-
-    def member_changed(self, member: int, state: str) -> None: ...
-
-    def join_progress(self, received: int, total: int) -> None: ...
-
-    def ready(self) -> None: ...
-
-    def board_state_requested(self, request: int) -> None: ...
-
-    def board_state_received(self, state: bytes) -> None: ...
-
-    def failure(self, reason: str) -> None: ...
-
-    def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None: ...
 
 
 class Phase(Enum):
@@ -310,7 +284,7 @@ class MtpCore:
     def start(self, now: float) -> None:
         if self._phase is not Phase.NEW:
             return
-        self._upper.member_changed(self.member_id, "joining")
+        self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
         if self._is_master:
             self._phase = Phase.PROBING
@@ -527,7 +501,7 @@ class MtpCore:
                 return
         elif source != self._master_id and source not in self._seen and len(self._seen) < MAX_CACHE:
             self._seen.add(source)
-            self._upper.member_changed(source, "active")
+            self._upper.member_changed(source, MemberState.ACTIVE)
         match kind:
             case PacketType.DATA:
                 self._on_data(packet, now)
@@ -850,7 +824,7 @@ class MtpCore:
 
     def _become_ready(self, now: float) -> None:
         self._phase = Phase.READY
-        self._upper.member_changed(self.member_id, "active")
+        self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
         self._want_token(now)
 
@@ -1318,7 +1292,7 @@ class MtpCore:
         self._master_id = self.member_id
         self._phase = Phase.READY
         self._upper.protocol_event("web_founded", {"web": self._web})
-        self._upper.member_changed(self.member_id, "active")
+        self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
         self._want_token(now)
 
@@ -1523,7 +1497,7 @@ class MtpCore:
             self._remember(joiner, addr)
             self._send_join_confirm(member, now)
             self._counters["joins_confirmed"] += 1
-            self._upper.member_changed(joiner, "active")
+            self._upper.member_changed(joiner, MemberState.ACTIVE)
             self._upper.protocol_event("join_confirmed", {"joiner": joiner, "message": number})
         self._join_waiting.clear()
         if with_state:
@@ -1572,7 +1546,7 @@ class MtpCore:
         self._upper.protocol_event("joined", {"master": header.source, "message": number})
         if header.source not in self._seen:
             self._seen.add(header.source)
-            self._upper.member_changed(header.source, "active")
+            self._upper.member_changed(header.source, MemberState.ACTIVE)
         if self._p.join_with_state:
             self._phase = Phase.SYNCING
             self._deliver(now)
@@ -1728,7 +1702,7 @@ class MtpCore:
                 self._decide(grant.number, MessageStatus.REJECTED, now)
         if member is not None and report:
             self._counters["members_removed"] += 1
-            self._upper.member_changed(ident, "left")
+            self._upper.member_changed(ident, MemberState.LEFT)
             self._upper.protocol_event("member_removed", {"member": ident, "why": why})
 
     def _decide(self, number: int, status: MessageStatus, now: float) -> None:
@@ -1881,7 +1855,7 @@ class MtpCore:
             # packet's (§2.2.6): deliver what they decide before we go.
             self._learn(header, self._number(header.acceptance.message_seq), now)
             self._send(confirm, addr)
-            self._upper.member_changed(self._master_id, "left")
+            self._upper.member_changed(self._master_id, MemberState.LEFT)
             unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
             note = f"; {unsent} payloads were not sent" if unsent else ""
             self._upper.failure(f"the mtp master closed the web{note}")
@@ -2085,7 +2059,7 @@ class MtpCore:
         self._master_addr = None
         self._join_tries = 0
         self._phase = Phase.JOINING
-        self._upper.member_changed(self.member_id, "joining")
+        self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
         self._send_join_request(now)
 
@@ -2098,7 +2072,7 @@ class MtpCore:
         self._tick_at = None
         self._retx.clear()
         self._sending.clear()
-        self._upper.member_changed(self.member_id, "left")
+        self._upper.member_changed(self.member_id, MemberState.LEFT)
 
     # -- packets out -------------------------------------------------------------------------
 

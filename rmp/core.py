@@ -15,11 +15,11 @@ from collections import deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Protocol
 
+from coreapi import Address, MemberState, OrderKey, Outgoing, UpperLayer
+from coreapi.seqnum import to_wire, unwrap
 from rmp.image import ImageAssembly, ImageError, image_owner, split_image
 from rmp.params import RmpParams, params_from_mapping
-from rmp.seqnum import to_wire, unwrap
 from rmp.stations import MAX_GAP, MAX_WAITING, Missing, Station, StationList, Waiting
 from rmp.store import RetentionStore
 from rmp.wire import (
@@ -40,10 +40,6 @@ from rmp.wire import (
     ntp_middle32,
     seconds_from_middle32,
 )
-
-Address = tuple[str, int]
-Outgoing = tuple[bytes, Address | None]
-OrderKey = tuple[int, ...]
 
 # Sizes. A data packet must still fit, wrapped in a Retransmit (8 + 8 + 8 bytes more), in one
 # Ethernet-sized UDP payload (1472 bytes), so it is kept to 1448 bytes.
@@ -79,28 +75,6 @@ COUNTERS = (
     "packets_given_up",
     "members_refused",
 )
-
-
-class UpperLayer(Protocol):
-    """What the core calls on the layer above (the whiteboard's ``UpperLayer``)."""
-
-    def deliver(
-        self, origin: int, order_key: OrderKey, timestamp: float, payload: bytes, late: bool
-    ) -> None: ...
-
-    def member_changed(self, member: int, state: str) -> None: ...
-
-    def join_progress(self, received: int, total: int) -> None: ...
-
-    def ready(self) -> None: ...
-
-    def board_state_requested(self, request: int) -> None: ...
-
-    def board_state_received(self, state: bytes) -> None: ...
-
-    def failure(self, reason: str) -> None: ...
-
-    def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None: ...
 
 
 class Phase(Enum):
@@ -243,7 +217,7 @@ class RmpCore:
         if self._phase is not Phase.NEW:
             return
         self._last_sent_at = now
-        self._upper.member_changed(self.member_id, "joining")
+        self._upper.member_changed(self.member_id, MemberState.JOINING)
         if self._p.passive_join:
             self._phase = Phase.LISTENING
             self._next_join_at = now + self._p.join_interval * self._p.join_tries
@@ -363,7 +337,8 @@ class RmpCore:
                 add(min(m.next_nack_at for m in station.missing.values()))
             if station.waiting and self._phase in (Phase.READY, Phase.LEAVING):
                 add(min(w.deliver_at for w in station.waiting.values()))
-            silence = self._p.suspect_after if station.state == "active" else self._p.forget_after
+            active = station.state is MemberState.ACTIVE
+            silence = self._p.suspect_after if active else self._p.forget_after
             add(station.last_heard + silence)
         if self._repairs:
             add(min(r.due for r in self._repairs.values()))
@@ -434,13 +409,13 @@ class RmpCore:
             if station is None:
                 self._counters["members_refused"] += 1
                 return None
-            station.state = "joining" if joining else "active"
+            station.state = MemberState.JOINING if joining else MemberState.ACTIVE
             self._upper.member_changed(ident, station.state)
         else:
             station.last_heard = now
-            if station.state != "active" and not joining:
-                station.state = "active"
-                self._upper.member_changed(ident, "active")
+            if station.state is not MemberState.ACTIVE and not joining:
+                station.state = MemberState.ACTIVE
+                self._upper.member_changed(ident, MemberState.ACTIVE)
         if addr is not None:
             station.address = addr
         return station
@@ -799,7 +774,9 @@ class RmpCore:
         self._next_remind_at = now + self._rng.uniform(self._p.remind_min, self._p.remind_max)
 
     def _all_confirmed(self) -> bool:
-        return all(s.confirmed_mine >= self._seq for s in self._stations if s.state != "left")
+        return all(
+            s.confirmed_mine >= self._seq for s in self._stations if s.state is not MemberState.LEFT
+        )
 
     def _on_remind(
         self, emitter: Station, packet: RmpPacket, remind: Remind, trusted: bool, now: float
@@ -915,7 +892,9 @@ class RmpCore:
             heard = self._answer_heard_for.get(joiner)
             if heard is not None and heard >= due - self._p.answer_spread:
                 continue  # another station answered it meanwhile
-            listed = {s.ident: s.last_valid for s in self._stations if s.state != "left"}
+            listed = {
+                s.ident: s.last_valid for s in self._stations if s.state is not MemberState.LEFT
+            }
             listed[self.member_id] = self._seq
             request = self._next_request
             self._next_request += 1
@@ -948,9 +927,9 @@ class RmpCore:
                 self._answer_heard_for[option.source] = now
         if self._phase is not Phase.JOINING:
             return
-        if answerer.state != "active":
-            answerer.state = "active"
-            self._upper.member_changed(answerer.ident, "active")
+        if answerer.state is not MemberState.ACTIVE:
+            answerer.state = MemberState.ACTIVE
+            self._upper.member_changed(answerer.ident, MemberState.ACTIVE)
         listed: dict[int, int] = {}
         for option in packet.options:
             if isinstance(option, Confirm):
@@ -1040,7 +1019,7 @@ class RmpCore:
         self._phase = Phase.READY
         self._next_join_at = None
         self._stations.joined()  # §2.5: depth = active stations + 1
-        self._upper.member_changed(self.member_id, "active")
+        self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
         held, self._held = self._held, []
         for item in held:
@@ -1066,7 +1045,7 @@ class RmpCore:
     def _send_window_open(self) -> bool:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
         every active station, so none of them can leave the store before it is repaired."""
-        confirmed = [s.confirmed_mine for s in self._stations if s.state == "active"]
+        confirmed = [s.confirmed_mine for s in self._stations if s.state is MemberState.ACTIVE]
         return self._seq - min(confirmed, default=self._seq) < self._p.window
 
     def _window_open(self, job: _ImageJob) -> bool:
@@ -1166,10 +1145,13 @@ class RmpCore:
             if now >= station.last_heard + self._p.forget_after:
                 self._stations.remove(station.ident)
                 self._image_jobs.pop(station.ident, None)
-                self._upper.member_changed(station.ident, "left")
-            elif now >= station.last_heard + self._p.suspect_after and station.state == "active":
-                station.state = "suspected"
-                self._upper.member_changed(station.ident, "suspected")
+                self._upper.member_changed(station.ident, MemberState.LEFT)
+            elif (
+                now >= station.last_heard + self._p.suspect_after
+                and station.state is MemberState.ACTIVE
+            ):
+                station.state = MemberState.SUSPECTED
+                self._upper.member_changed(station.ident, MemberState.SUSPECTED)
 
     def _check_leave(self, now: float) -> None:
         if self._phase is not Phase.LEAVING:
@@ -1186,7 +1168,7 @@ class RmpCore:
         self._phase = Phase.FINISHED
         self._next_remind_at = None
         self._repairs.clear()
-        self._upper.member_changed(self.member_id, "left")
+        self._upper.member_changed(self.member_id, MemberState.LEFT)
 
     def _timestamp(self, now: float) -> int:
         return ntp_middle32(now + self._clock_offset)

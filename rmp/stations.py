@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from coreapi import MemberState
 from rmp.wire import RmpPacket
 
 MAX_STATIONS = 1024  # bounds per-station state whatever the network sends
@@ -33,14 +34,14 @@ class Station:
     """One entry of the active station list (§2.1), plus what the protocol keeps per peer."""
 
     ident: int
-    last_valid: int  # §2.1: the last in-sequence number received (unbounded, see seqnum)
+    last_valid: int  # §2.1: the last in-sequence number received (unbounded, see coreapi.seqnum)
     depth: int  # §2.5: our estimate of its place in the virtual queue
     last_heard: float
     address: tuple[str, int] | None = None
     confirmed: bool = True  # §2.1 A flag: its last_valid went out in a multicast data packet
     # (True at first: nothing received yet, nothing to confirm; False whenever it advances)
     confirmed_mine: int = 0  # the highest of our sequence numbers it confirmed (§2.4)
-    state: str = "active"
+    state: MemberState = MemberState.ACTIVE
     waiting: dict[int, Waiting] = field(default_factory=dict)
     missing: dict[int, Missing] = field(default_factory=dict)
     delivered_ahead: set[int] = field(default_factory=set)  # delivered at WI expiry (§2.3)

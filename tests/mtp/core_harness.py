@@ -8,10 +8,10 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from coreapi.seqnum import to_wire
 from mtp import make_core
 from mtp.core import MtpCore
 from mtp.framing import encode_batch
-from mtp.seqnum import to_wire
 from mtp.wire import (
     STATUS_COUNT,
     AcceptanceRecord,

@@ -63,8 +63,8 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from coreapi.seqnum import to_wire
 from mtp.core import MtpCore, Phase
-from mtp.seqnum import to_wire
 from mtp.wire import STATUS_COUNT, MessageStatus
 from tests.mtp.core_harness import core_of, mtp_session, run_until, start_all
 from whiteboard.board import decode_op

@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coreapi.seqnum import to_wire
 from mtp.core import (
     AHEAD,
     MAX_ADDRESSES,
@@ -34,7 +35,6 @@ from mtp.core import (
 )
 from mtp.master import MAX_MEMBERS
 from mtp.messages import MAX_PACKETS_PER_MESSAGE
-from mtp.seqnum import to_wire
 from mtp.wire import (
     MAX_NAK_ENTRIES,
     STATUS_COUNT,

@@ -1,149 +1,41 @@
 """The one interface between the board and any transport.
 
-Two levels, both structural (``typing.Protocol``) so that ``rmp`` and ``mtp`` conform without
-importing ``whiteboard``:
+Two levels, both structural (``typing.Protocol``):
 
-* :class:`TransportCore` is a sans-I/O protocol engine (the model is aioquic's
-  ``QuicConnection``): it never touches a socket, a thread or a clock. It is fed datagrams and
-  ``now`` and hands back datagrams to send and the deadline of its next timer. It reports to the
-  layer above through an :class:`UpperLayer` given to it at construction.
+* the sans-I/O contract between a protocol core and the layer above it
+  (:class:`~coreapi.upper.TransportCore`, :class:`~coreapi.upper.UpperLayer`) lives in the
+  dependency-free :mod:`coreapi` package, which ``rmp`` and ``mtp`` import instead of the
+  whiteboard; it is re-exported here for the whiteboard's own modules;
 * :class:`Transport` is what the application sees: a core already wired to real sockets (the
   runtime) or to the simulator, emitting :mod:`whiteboard.transport.events` to one handler.
-
-Only plain values cross the boundary (ints, floats, bytes, str, tuples), never classes of
-either side, which is what keeps the protocol packages independent.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Callable, Mapping
-from enum import StrEnum
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
-# (host, port). The simulator uses synthetic host names; the runtime uses real IPv4 addresses.
-Address = tuple[str, int]
-
-# A datagram a core wants sent: its bytes and its destination, ``None`` meaning the session's
-# multicast group.
-Outgoing = tuple[bytes, Address | None]
-
-# A key that totally orders delivered payloads within one session (for example
-# ``(timestamp_us, origin, seq)`` for RMP, ``(message_number,)`` for MTP). Replicas that sort the
-# same payloads by their keys obtain the same board.
-OrderKey = tuple[int, ...]
-
-
-class MemberState(StrEnum):
-    """The life of a session member as the transport sees it. Cores pass these as plain str."""
-
-    JOINING = "joining"
-    ACTIVE = "active"
-    SUSPECTED = "suspected"
-    LEFT = "left"
-
-
-# The counters every core reports (more are allowed). Names are part of the interface: the CLI
-# JSON, the app's health panel and the session logs use them verbatim.
-COUNTER_NAMES: tuple[str, ...] = (
-    "sent",  # payloads this member sent
-    "delivered",  # payloads delivered to the upper layer (own ones included)
-    "datagrams_sent",
-    "datagrams_received",
-    "nacks_sent",
-    "nacks_received",
-    "retransmissions",  # datagrams re-sent to repair someone's loss
-    "duplicates_dropped",
-    "malformed_dropped",  # datagrams that failed to decode: counted, never raised
-    "late_delivered",  # payloads delivered behind an already delivered later key
+from coreapi import (
+    COUNTER_NAMES,
+    Address,
+    CoreFactory,
+    MemberState,
+    OrderKey,
+    Outgoing,
+    TransportCore,
+    UpperLayer,
 )
 
-
-class UpperLayer(Protocol):
-    """What a core calls on the layer above it. Every call is an indication, never I/O.
-
-    Implementations must not call back into the core from inside these methods; the drivers
-    queue them as events and dispatch after the core call returns.
-    """
-
-    def deliver(
-        self, origin: int, order_key: OrderKey, timestamp: float, payload: bytes, late: bool
-    ) -> None:
-        """A payload is delivered reliably. ``late`` means a payload with a greater order key
-        from the same session was already delivered: insert this one in its place."""
-
-    def member_changed(self, member: int, state: str) -> None:
-        """``member`` is now in ``state`` (a :class:`MemberState` value)."""
-
-    def join_progress(self, received: int, total: int) -> None:
-        """While joining: ``received`` of ``total`` units of the board state have arrived."""
-
-    def ready(self) -> None:
-        """The local member has joined (with the board state, if there was one) and may send."""
-
-    def board_state_requested(self, request: int) -> None:
-        """A joiner needs the board. The application answers with
-        :meth:`TransportCore.provide_board_state` (``request`` echoed) once it has applied
-        every payload delivered before this call, so the snapshot matches the core's view."""
-
-    def board_state_received(self, state: bytes) -> None:
-        """The complete board state given by another member, to load before later deliveries."""
-
-    def failure(self, reason: str) -> None:
-        """The transport gave up on something; ``reason`` is for a person to read."""
-
-    def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None:
-        """A protocol event worth recording (NACK sent, retransmission, token grant, ...)."""
-
-
-@runtime_checkable
-class TransportCore(Protocol):
-    """A sans-I/O protocol engine. Times are seconds on the driver's clock (``now``)."""
-
-    member_id: int  # 32-bit, non-zero; identifies this member on the wire
-    max_payload: int  # the largest payload ``send`` accepts, in bytes
-
-    def start(self, now: float) -> None:
-        """Begin joining the session."""
-
-    def send(self, payload: bytes, now: float) -> None:
-        """Queue ``payload`` for reliable delivery to every member, this one included.
-
-        Raises ``ValueError`` if the payload is larger than ``max_payload`` and
-        ``RuntimeError`` once the core has left (or before ``start``). A core that is still
-        joining queues the payload and sends it once joined."""
-
-    def leave(self, now: float) -> None:
-        """Leave the session as the protocol says (``finished`` turns true when done)."""
-
-    def provide_board_state(self, request: int, state: bytes, now: float) -> None:
-        """The answer to ``upper.board_state_requested(request)``: a board snapshot to give the
-        joiner. A core that never asks may ignore it."""
-
-    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
-        """Process one datagram from ``addr``. Malformed input is counted, never raised."""
-
-    def handle_timer(self, now: float) -> None:
-        """Called at (or after) the deadline returned by :meth:`get_timer`."""
-
-    def get_timer(self) -> float | None:
-        """The next time :meth:`handle_timer` wants calling, or ``None``."""
-
-    def datagrams_to_send(self, now: float) -> list[Outgoing]:
-        """The datagrams produced since the last call, in order, and forget them."""
-
-    def counters(self) -> dict[str, int]:
-        """At least every name in :data:`COUNTER_NAMES`."""
-
-    @property
-    def finished(self) -> bool:
-        """True once the core has left the session and has nothing more to send."""
-
-
-# A transport package exposes one factory with this signature, named ``make_core``. ``params``
-# are the transport's own settings (profile, role, timers...), validated by the factory, which
-# raises ``ValueError`` with a readable message for a bad one.
-CoreFactory = Callable[[int, UpperLayer, random.Random, Mapping[str, object]], TransportCore]
+__all__ = [
+    "COUNTER_NAMES",
+    "Address",
+    "CoreFactory",
+    "MemberState",
+    "OrderKey",
+    "Outgoing",
+    "Transport",
+    "TransportCore",
+    "UpperLayer",
+]
 
 
 class Transport(Protocol):
