@@ -8,6 +8,7 @@ in particular not on the whiteboard.
 """
 
 from mtp.core import MtpCore, Phase, make_core
+from mtp.description import DESCRIPTION
 from mtp.params import LAN, SEED, MtpParams, params_from_mapping
 from mtp.wire import (
     CREDIBILITY_SIZE,
@@ -58,6 +59,7 @@ from mtp.wire import (
 
 __all__ = [
     "CREDIBILITY_SIZE",
+    "DESCRIPTION",
     "HEADER_SIZE",
     "JOIN_DATA_SIZE",
     "LAN",

@@ -6,6 +6,7 @@ depends on the standard library only, and in particular not on the whiteboard.
 """
 
 from rmp.core import RmpCore, make_core
+from rmp.description import DESCRIPTION
 from rmp.params import LAN, SEED, RmpParams
 from rmp.wire import (
     FORMAT_RMP,
@@ -36,6 +37,7 @@ from rmp.wire import (
 )
 
 __all__ = [
+    "DESCRIPTION",
     "FORMAT_RMP",
     "HEADER_SIZE",
     "LAN",

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from whiteboard import __version__
 from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
-from whiteboard.transport.registry import TRANSPORT_MODULES
+from whiteboard.transport.registry import describe, transport_names
 
 
 def _probability(text: str) -> float:
@@ -96,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(as python -m analytics; docs/analytics.md)",
         add_help=False,
     )
-    transports = list(TRANSPORT_MODULES)
+    transports = list(transport_names())
 
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
     _add_transport_options(sim, transports)
@@ -171,7 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
     peer.add_argument(
-        "--role", choices=["master", "producer", "consumer"], default=None, help="MTP only"
+        "--role",
+        default=None,
+        help="the member's role, for a transport that has roles "
+        "(mtp: master, producer or consumer)",
     )
     add_recording_options(peer)
 
@@ -232,11 +235,16 @@ def _run_peer(args: argparse.Namespace) -> int:
     from whiteboard.net.sockets import GroupAddress
     from whiteboard.peer import PeerConfig, run_peer
 
-    if args.role is not None and args.transport != "mtp":
-        raise ValueError("--role is for the mtp transport only")
+    description = describe(args.transport)
     params: dict[str, object] = {"profile": args.profile, **dict(args.param)}
     if args.role is not None:
-        params["role"] = args.role
+        roles = [role.value for role in description.roles]
+        if args.role not in roles:
+            raise ValueError(
+                f"--role {args.role} is not a role of the {args.transport} transport"
+                + (f" (its roles: {', '.join(roles)})" if roles else " (it has none)")
+            )
+        params[description.role_param] = args.role
     config = PeerConfig(
         transport=args.transport,
         net=NetConfig(

@@ -11,13 +11,13 @@ from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 
 from whiteboard.app.settings import (
     DEFAULT_GROUP,
-    MTP_ROLES,
     SessionSettings,
     colour_for_name,
     login_name,
+    role_words,
 )
 from whiteboard.sessionlog.cli import add_recording_options
-from whiteboard.transport.registry import TRANSPORT_MODULES
+from whiteboard.transport.registry import transport_names
 
 EXIT_CANNOT_OPEN = 2
 
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Open the shared whiteboard. Without options it asks which session to "
         "join (and remembers the answer); with any, it joins that session directly.",
     )
-    parser.add_argument("--transport", choices=list(TRANSPORT_MODULES), default="rmp")
+    parser.add_argument("--transport", choices=transport_names(), default=transport_names()[0])
     parser.add_argument(
         "--group",
         default=DEFAULT_GROUP,
@@ -58,10 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--role",
-        choices=list(MTP_ROLES),
+        choices=role_words(),
         default="producer",
-        help="with --transport mtp: host (the session's master: start it first), producer "
-        "(draws), or viewer (sees the board, cannot draw)",
+        help="on a transport with roles (mtp): host (the session's master: start it first), "
+        "producer (draws), or viewer (sees the board, cannot draw)",
     )
     add_recording_options(parser)
     return parser

@@ -1,7 +1,8 @@
 """What the window joins: a transport, its group and parameters, and who we are in it.
 
 Kept apart from the settings dialog's record (whiteboard/app/settings.py) so that the window
-can be opened from the command line, from tests and from the start dialog alike.
+can be opened from the command line, from tests and from the start dialog alike. What a
+transport can do is asked of its description (``whiteboard.transport.registry.describe``).
 """
 
 from __future__ import annotations
@@ -9,11 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from coreapi.description import TransportDescription
 from whiteboard.net.runtime import NetConfig
-
-# Transports that hand a joiner the board (RMP's image, MTP's board message): only on these
-# can a replica resync from the others.
-STATEFUL_TRANSPORTS = ("rmp", "mtp")
+from whiteboard.transport.registry import describe
 
 
 @dataclass(frozen=True)
@@ -22,20 +21,28 @@ class SessionSpec:
     net: NetConfig
     params: Mapping[str, object] = field(default_factory=dict)
 
+    @property
+    def description(self) -> TransportDescription:
+        return describe(self.transport)
+
     def is_viewer(self) -> bool:
-        """An MTP consumer: it receives and never sends (RFC 1301 §3.1.1)."""
-        return self.transport == "mtp" and self.params.get("role") == "consumer"
+        """A member whose role cannot send (an MTP consumer, RFC 1301 §3.1.1)."""
+        return not self.description.can_send(self.params)
 
     def can_resync(self) -> bool:
-        return self.transport in STATEFUL_TRANSPORTS
+        """Whether the transport hands a joiner the board, so a replica can resync."""
+        return self.description.resyncable
 
     def describe(self) -> str:
-        role = self.params.get("role") if self.transport == "mtp" else None
-        role_text = {"master": " (host)", "consumer": " (viewer)"}.get(str(role), "")
+        description = self.description
+        value = self.params.get(description.role_param)
+        role = next((r for r in description.roles if r.value == value), None)
+        shown = role is not None and role is not description.member_role
+        role_text = f" ({role.word})" if shown and role is not None else ""
         return f"{self.transport}{role_text} · {self.net.group}"
 
     def with_params(self, **changes: object) -> SessionSpec:
         return replace(self, params={**self.params, **changes})
 
 
-__all__ = ["STATEFUL_TRANSPORTS", "SessionSpec"]
+__all__ = ["SessionSpec"]

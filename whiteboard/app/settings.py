@@ -9,7 +9,6 @@ accept what the transport would then refuse."""
 from __future__ import annotations
 
 import getpass
-import importlib
 import ipaddress
 import json
 import logging
@@ -18,24 +17,25 @@ import random
 import zlib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, fields
-from functools import cache
 
 from PySide6.QtCore import QSettings
 
+from coreapi.description import PROFILES, ParamSpec
 from whiteboard.app.interfaces import local_ipv4_addresses
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
+from whiteboard.transport.registry import (
+    TransportUnavailable,
+    available_transports,
+    describe,
+    transport_names,
+)
 
 log = logging.getLogger(__name__)
 
 ORGANIZATION = "Whiteboard"
 APPLICATION = "Whiteboard"
 
-TRANSPORTS: tuple[str, ...] = ("rmp", "mtp", "raw")
-PROFILES: tuple[str, ...] = ("lan", "seed")
-# The app's words for MTP's member classes (RFC 1301 §3.1.1): people host a board, draw on
-# it or watch it; they do not "master" or "consume" one.
-MTP_ROLES: dict[str, str] = {"host": "master", "producer": "producer", "viewer": "consumer"}
 DEFAULT_GROUP = "239.255.42.99:47999"
 DEFAULT_TTL = 1
 NAME_MAX = 40
@@ -83,72 +83,45 @@ class SettingsProblem:
 
 
 @dataclass(frozen=True, slots=True)
-class ParamField:
-    name: str
-    kind: type  # bool, int, float or str
-    choices: tuple[str, ...] = ()  # for str parameters
-
-
-@dataclass(frozen=True, slots=True)
 class TransportParamsSpec:
     """A transport's parameters as the settings see them: the factory that checks a mapping,
-    each profile's values, and the fields a person may override."""
+    and the fields a person may override with each profile's value (from the transport's
+    description)."""
 
     transport: str
     build: Callable[[Mapping[str, object]], object]
-    profiles: Mapping[str, object]  # profile name -> the params dataclass instance
-    fields: tuple[ParamField, ...]
+    fields: tuple[ParamSpec, ...]
 
     def default(self, profile: str, name: str) -> object:
-        return getattr(self.profiles[profile], name)
+        return self.param(name).default(profile)
+
+    def param(self, name: str) -> ParamSpec:
+        return next(field for field in self.fields if field.name == name)
 
 
-# Parameters other settings own: MTP's role comes from the role setting and its group from the
-# session's group (the runtime sets it), so an override would contradict them.
-_HIDDEN: dict[str, frozenset[str]] = {"mtp": frozenset({"role", "group"})}
+# A parameter no transport may take as an override: the profile setting owns it.
 _RESERVED = frozenset({"profile"})
 
 
-@cache
 def params_spec(transport: str) -> TransportParamsSpec:
-    """Imported on first use, as the transport registry does, so that the settings load in a
-    build without one of the protocol packages."""
-    if transport == "raw":
-        from whiteboard.transport.raw import RawParams
-
-        # raw has no profiles: the name is accepted and changes nothing.
-        base = RawParams()
-        return _spec("raw", RawParams.from_mapping, {p: base for p in PROFILES}, {})
-    if transport in ("rmp", "mtp"):
-        module = importlib.import_module(f"{transport}.params")
-        choices = {"transport_type": tuple(module.TRANSPORT_TYPES)} if transport == "mtp" else {}
-        return _spec(transport, module.params_from_mapping, module.PROFILES, choices)
-    raise ValueError(f"unknown transport {transport!r}")
+    """From the transport's description, which the registry imports on first use, so that the
+    settings load in a build without one of the protocol packages."""
+    description = describe(transport)
+    offered = tuple(p for p in description.params if p.name not in description.session_params)
+    return TransportParamsSpec(transport, description.check, offered)
 
 
-def _spec(
-    transport: str,
-    build: Callable[[Mapping[str, object]], object],
-    profiles: Mapping[str, object],
-    choices: Mapping[str, tuple[str, ...]],
-) -> TransportParamsSpec:
-    base = profiles[PROFILES[0]]
-    hidden = _HIDDEN.get(transport, frozenset())
-    # The kind comes from the profile's value, not the annotation (a string under
-    # `from __future__ import annotations`); bool first, as bool is an int.
-    param_fields = tuple(
-        ParamField(f.name, _kind(getattr(base, f.name)), choices.get(f.name, ()))
-        for f in fields(base)  # type: ignore[arg-type]
-        if f.name not in hidden
-    )
-    return TransportParamsSpec(transport, build, dict(profiles), param_fields)
+def transports() -> tuple[str, ...]:
+    """The transports a person may choose, in the order they are offered."""
+    return transport_names()
 
 
-def _kind(value: object) -> type:
-    for kind in (bool, int, float):
-        if isinstance(value, kind):
-            return kind
-    return str
+def role_words() -> tuple[str, ...]:
+    """Every role the transports offer, in the app's words (host, producer, viewer)."""
+    words: dict[str, None] = {}
+    for description in available_transports():
+        words.update(dict.fromkeys(role.word for role in description.roles))
+    return tuple(words)
 
 
 def _advanced_problems(
@@ -161,22 +134,28 @@ def _advanced_problems(
     good: dict[str, dict[str, object]] = {}
     problems: list[SettingsProblem] = []
     # In the order the transports are offered, so messages come in a stable order.
-    order = {t: i for i, t in enumerate(TRANSPORTS)}
+    order = {t: i for i, t in enumerate(transports())}
     for transport, overrides in sorted(advanced.items(), key=lambda kv: order.get(kv[0], 99)):
         where = f"advanced.{transport}"
-        if transport not in TRANSPORTS:
+        if transport not in order:
             problems.append(SettingsProblem(where, f"No transport is called {transport!r}"))
             continue
         if not isinstance(overrides, Mapping) or not all(isinstance(k, str) for k in overrides):
             problems.append(SettingsProblem(where, f"{transport} parameters must be named"))
             continue
-        taken = sorted(set(overrides) & (_HIDDEN.get(transport, frozenset()) | _RESERVED))
+        try:
+            spec = params_spec(transport)
+        except TransportUnavailable:
+            problems.append(SettingsProblem(where, f"The {transport} transport is not installed"))
+            continue
+        owned = describe(transport).session_params
+        taken = sorted(set(overrides) & (owned | _RESERVED))
         if taken:
             problems.append(
                 SettingsProblem(
                     where,
                     f"{transport} parameter {taken[0]} is set by the session settings "
-                    "(profile, MTP role, group), not as an advanced parameter",
+                    "(profile, role, group), not as an advanced parameter",
                 )
             )
             continue
@@ -190,11 +169,7 @@ def _advanced_problems(
             )
             continue
         try:
-            spec = params_spec(transport)
             spec.build({"profile": profile, **overrides})
-        except ModuleNotFoundError:
-            problems.append(SettingsProblem(where, f"The {transport} transport is not installed"))
-            continue
         except ValueError as exc:
             problems.append(SettingsProblem(where, str(exc)))
             continue
@@ -217,7 +192,9 @@ class SessionSettings:
     ttl: int = DEFAULT_TTL  # multicast hops: 1 this network, 0 this computer
     display_name: str = field(default_factory=login_name)
     colour: int = field(default_factory=_default_colour)  # ARGB
-    mtp_role: str = "producer"  # a key of MTP_ROLES
+    # The role, in the app's words (host, producer, viewer), for a transport that has roles;
+    # kept for the others, so switching back loses nothing. Saved under its first name.
+    mtp_role: str = "producer"
     profile: str = "lan"
     # Protocol parameters that differ from the profile: {"rmp": {...}, "mtp": {...}}. Kept for
     # every transport, so switching transport and back loses nothing; only the session's
@@ -242,7 +219,7 @@ class SessionSettings:
             ("ttl", _ttl_problem(self.ttl)),
             ("display_name", _name_problem(self.display_name)),
             ("colour", _colour_problem(self.colour)),
-            ("mtp_role", _role_problem(self.mtp_role)),
+            ("mtp_role", _role_problem(self.mtp_role, self.transport)),
             ("profile", _profile_problem(self.profile)),
         ]
         problems.extend(SettingsProblem(name, message) for name, message in checks if message)
@@ -254,16 +231,17 @@ class SessionSettings:
         return dict(self.advanced.get(transport or self.transport, {}))
 
     @property
-    def role(self) -> str:
-        """MTP's member class for this session (``master``, ``producer``, ``consumer``)."""
-        return MTP_ROLES[self.mtp_role]
+    def role(self) -> str | None:
+        """The protocol's name for this member's role (MTP: ``master``, ``producer``,
+        ``consumer``); None on a transport without roles."""
+        description = describe(self.transport)
+        return description.role(self.mtp_role).value if description.roles else None
 
     def to_transport_params(self) -> dict[str, object]:
         """The ``params`` mapping for the transport's factory (``open_transport``)."""
-        params: dict[str, object] = {"profile": self.profile, **self.overrides()}
-        if self.transport == "mtp":
-            params["role"] = self.role
-        return params
+        description = describe(self.transport)
+        role = self.mtp_role if description.roles else None
+        return description.core_params(self.profile, self.overrides(), role)
 
     def net_config(self) -> NetConfig:
         """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""
@@ -275,9 +253,9 @@ class SessionSettings:
 
 
 def _transport_problem(value: object) -> str | None:
-    if value in TRANSPORTS:
+    if value in transports():
         return None
-    return f"Transport must be one of {', '.join(TRANSPORTS)}"
+    return f"Transport must be one of {', '.join(transports())}"
 
 
 def _group_problem(value: object) -> str | None:
@@ -324,8 +302,14 @@ def _colour_problem(value: object) -> str | None:
     return None if ok else "Colour must be an ARGB value from 0 to 0xFFFFFFFF"
 
 
-def _role_problem(value: object) -> str | None:
-    return None if value in MTP_ROLES else f"MTP role must be one of {', '.join(MTP_ROLES)}"
+def _role_problem(value: object, transport: object = None) -> str | None:
+    """A role must be one of the session's transport's; any transport's is kept for one
+    without roles (switching back to it loses nothing)."""
+    try:
+        words = tuple(r.word for r in describe(str(transport)).roles) or role_words()
+    except TransportUnavailable:
+        words = role_words()
+    return None if value in words else f"Role must be one of {', '.join(words)}"
 
 
 def _profile_problem(value: object) -> str | None:
@@ -472,15 +456,12 @@ __all__ = [
     "APPLICATION",
     "DEFAULT_GROUP",
     "GROUP_MESSAGE",
-    "MTP_ROLES",
     "NAME_MAX",
     "ORGANIZATION",
     "PALETTE",
     "PROFILES",
-    "TRANSPORTS",
     "TTL_MESSAGE",
     "LoadedSettings",
-    "ParamField",
     "SessionSettings",
     "SettingsProblem",
     "TransportParamsSpec",
@@ -491,5 +472,7 @@ __all__ = [
     "login_name",
     "params_spec",
     "read_settings",
+    "role_words",
     "save_settings",
+    "transports",
 ]

@@ -31,19 +31,20 @@ from whiteboard.app.interfaces import InterfaceChoice, list_interfaces
 from whiteboard.app.settings import (
     NAME_MAX,
     PROFILES,
-    TRANSPORTS,
     SessionSettings,
     SettingsProblem,
     TransportParamsSpec,
     params_spec,
+    transports,
 )
+from whiteboard.transport.registry import describe
 
-TRANSPORT_LABELS: dict[str, str] = {
-    "rmp": "RMP: reliable (INRIA RR-2100)",
-    "mtp": "MTP: reliable and ordered, one member hosts (RFC 1301)",
-    "raw": "Raw: plain multicast, no repair",
-}
-ROLE_LABELS: dict[str, str] = {"host": "Host", "producer": "Participant", "viewer": "Viewer"}
+
+def transport_labels() -> dict[str, str]:
+    """Each transport a person may choose, with its description's title."""
+    return {name: describe(name).title for name in transports()}
+
+
 PROFILE_LABELS: dict[str, str] = {
     "lan": "LAN: today's networks (recommended)",
     "seed": "Seed: the original papers' values",
@@ -167,7 +168,16 @@ class ParamsForm(QWidget):
             default = _format(self.spec.default(self.profile, name))
             if isinstance(editor, QLineEdit):
                 editor.setPlaceholderText(default)
-            editor.setToolTip(f"{name}: {default} in the {self.profile} profile")
+            param = self.spec.param(name)
+            unit = f" {param.unit}" if param.unit else ""
+            bounds = (
+                f" (from {_format(param.minimum)} to {_format(param.maximum)}{unit})"
+                if param.minimum is not None and param.maximum is not None
+                else ""
+            )
+            editor.setToolTip(
+                f"{param.help}.\n{name}: {default}{unit} in the {self.profile} profile{bounds}"
+            )
 
     def overrides(self) -> tuple[dict[str, object], list[SettingsProblem]]:
         """The values that differ from the profile's, and a problem for each field that is not
@@ -250,7 +260,7 @@ class SettingsDialog(QDialog):
     # -- building -----------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.transport_box = combo(TRANSPORT_LABELS, self)
+        self.transport_box = combo(transport_labels(), self)
         self.group_edit = QLineEdit(self)
         self.group_edit.setPlaceholderText("239.255.42.99:47999")
         self.group_edit.setToolTip("Everyone with the same group and port draws on one board")
@@ -266,11 +276,9 @@ class SettingsDialog(QDialog):
         self.colour_button.clicked.connect(self._pick_colour)
         self.colour_dialog = QColorDialog(self)
         self.colour_dialog.colorSelected.connect(lambda c: self._set_colour(c.rgba()))
-        self.role_box = combo(ROLE_LABELS, self)
-        self.role_box.setToolTip(
-            "MTP only. Host: the member that runs the board (one per group). Participant: "
-            "draws. Viewer: watches."
-        )
+        self.role_box = QComboBox(self)
+        self._role = ""  # kept while a transport without roles is shown, for switching back
+        self.role_box.currentIndexChanged.connect(self._role_chosen)
         self.profile_box = combo({p: PROFILE_LABELS[p] for p in PROFILES}, self)
 
         self.rows: dict[str, FieldWithError] = {}
@@ -282,7 +290,7 @@ class SettingsDialog(QDialog):
             ("ttl", "TT&L", self.ttl_spin),
             ("display_name", "Your &name", self.name_edit),
             ("colour", "&Colour", self.colour_button),
-            ("mtp_role", "MTP &role", self.role_box),
+            ("mtp_role", "&Role", self.role_box),
             ("profile", "&Profile", self.profile_box),
         ):
             row = FieldWithError(editor, self)
@@ -306,7 +314,7 @@ class SettingsDialog(QDialog):
         self.advanced_error = error_label(self.advanced_box)
         self.advanced_stack = QStackedWidget(self.advanced_box)
         self.advanced_forms: dict[str, ParamsForm] = {}
-        for transport in TRANSPORTS:
+        for transport in transports():
             form_widget = ParamsForm(params_spec(transport), "lan", {}, self.advanced_stack)
             self.advanced_forms[transport] = form_widget
             self.advanced_stack.addWidget(form_widget)
@@ -352,7 +360,7 @@ class SettingsDialog(QDialog):
         self.ttl_spin.setValue(max(0, min(255, settings.ttl)))
         self.name_edit.setText(settings.display_name)
         self._set_colour(settings.colour)
-        select(self.role_box, settings.mtp_role)
+        self._role = settings.mtp_role
         select(self.profile_box, settings.profile)
         for transport, form in self.advanced_forms.items():
             form.profile = self.profile
@@ -394,7 +402,7 @@ class SettingsDialog(QDialog):
             ttl=self.ttl_spin.value(),
             display_name=self.name_edit.text().strip(),
             colour=self._colour,
-            mtp_role=str(self.role_box.currentData()),
+            mtp_role=self._role,
             profile=self.profile,
             advanced=advanced,
         )
@@ -453,9 +461,30 @@ class SettingsDialog(QDialog):
 
     def _transport_changed(self) -> None:
         transport = self.transport
-        self.role_box.setEnabled(transport == "mtp")
+        self._fill_roles()
         self.advanced_stack.setCurrentWidget(self.advanced_forms[transport])
         self.advanced_toggle.setText(f"Advanced: {transport.upper()} parameters")
+
+    def _fill_roles(self) -> None:
+        """The roles of the transport shown; none (and disabled) for one whose members are
+        all alike, the chosen role kept for switching back."""
+        roles = describe(self.transport).roles
+        kept = self._role
+        self.role_box.blockSignals(True)
+        self.role_box.clear()
+        for role in roles:
+            self.role_box.addItem(role.label, role.word)
+        if not roles:
+            self.role_box.addItem("None: every member is alike", kept)
+        self.role_box.blockSignals(False)
+        self.role_box.setEnabled(bool(roles))
+        self.role_box.setToolTip(" ".join(f"{r.label}: {r.help}." for r in roles))
+        select(self.role_box, kept)
+        self._role = str(self.role_box.currentData())
+
+    def _role_chosen(self) -> None:
+        if self.role_box.isEnabled():
+            self._role = str(self.role_box.currentData())
 
     def _profile_changed(self) -> None:
         for form in self.advanced_forms.values():
@@ -493,10 +522,9 @@ def edit_settings(
 
 __all__ = [
     "PROFILE_LABELS",
-    "ROLE_LABELS",
-    "TRANSPORT_LABELS",
     "FieldWithError",
     "ParamsForm",
     "SettingsDialog",
     "edit_settings",
+    "transport_labels",
 ]

@@ -1,10 +1,10 @@
 """The first dialog: host a new board or join one, with the few settings that takes (name,
 transport, group) prefilled from last time, and the rest one click away.
 
-Hosting means something only to MTP, whose board needs one member to run it (the master,
-RFC 1301 §3.1.1): the host is that member. RMP and raw have no such member, so for them
-hosting and joining are the same session; hosting just suggests a fresh group, shown so the
-host can tell the others."""
+Hosting means something only to a transport whose board needs one member to run it (its
+description's host role: MTP's master, RFC 1301 §3.1.1): the host is that member. RMP and raw
+have no such member, so for them hosting and joining are the same session; hosting just
+suggests a fresh group, shown so the host can tell the others."""
 
 from __future__ import annotations
 
@@ -38,13 +38,14 @@ from whiteboard.app.settings import (
     save_settings,
 )
 from whiteboard.app.settings_dialog import (
-    TRANSPORT_LABELS,
     FieldWithError,
     SettingsDialog,
     combo,
     error_label,
     select,
+    transport_labels,
 )
+from whiteboard.transport.registry import describe
 
 # The fields this dialog shows; a problem with any other is fixed under "More settings…".
 _SHOWN = ("display_name", "transport", "group")
@@ -90,7 +91,7 @@ class StartDialog(QDialog):
 
         self.name_edit = QLineEdit(self)
         self.name_edit.setMaxLength(NAME_MAX)
-        self.transport_box: QComboBox = combo(TRANSPORT_LABELS, self)
+        self.transport_box: QComboBox = combo(transport_labels(), self)
         self.transport_box.currentIndexChanged.connect(self._refresh)
         self.group_edit = QLineEdit(self)
         self.group_edit.setPlaceholderText("239.255.42.99:47999")
@@ -169,14 +170,15 @@ class StartDialog(QDialog):
         transport = str(self.transport_box.currentData())
         group = self.group_edit.text().strip()
         name = transport.upper()
+        hosted = describe(transport).host_role is not None
         if self._hosting:
             text = f"Tell the others to choose Join, {name} and the group {group}."
-            if transport == "mtp":
+            if hosted:
                 text = f"You run this board: it ends for everyone when you close it. {text}"
             self.ok_button.setText("&Host")
         else:
-            if transport == "mtp":
-                text = "An MTP board needs its host: join the group of a board someone hosts."
+            if hosted:
+                text = f"An {name} board needs its host: join the group of a board someone hosts."
             else:
                 text = "Join the group the person who started the board told you."
             self.ok_button.setText("&Join")
@@ -186,13 +188,16 @@ class StartDialog(QDialog):
         """The session as the dialog shows it (unchecked)."""
         transport = str(self.transport_box.currentData())
         role = self._base.mtp_role
-        if transport == "mtp":
-            # Hosting is being MTP's master; a joiner keeps a viewer's role if that is what
-            # they chose, and is otherwise a participant (a second master would be refused).
+        description = describe(transport)
+        host, member = description.host_role, description.member_role
+        if host is not None and member is not None:
+            # Hosting is being the host role (MTP's master); a joiner keeps a viewer's role if
+            # that is what they chose, and is otherwise a member (a second master would be
+            # refused).
             if self._hosting:
-                role = "host"
-            elif role == "host":
-                role = "producer"
+                role = host.word
+            elif role == host.word:
+                role = member.word
         return replace(
             self._base,
             display_name=self.name_edit.text().strip(),
@@ -246,10 +251,11 @@ class StartDialog(QDialog):
         if settings is None:
             return
         self._base = settings
-        if settings.transport == "mtp":
+        host = describe(settings.transport).host_role
+        if host is not None:
             # The role chosen there is the mode here: the dialog must not show "Join" while
             # the settings say host, or undo the role on OK.
-            self._set_hosting(settings.mtp_role == "host")
+            self._set_hosting(settings.mtp_role == host.word)
         self._show(settings)
         self._show_problems([])
 

@@ -187,9 +187,8 @@ class MainWindow(QMainWindow):
         self._leaving = False
         self.canvas.max_payload = self.transport.max_payload
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
-        # raw). On MTP each chunk would be a message of its own waiting for a token and the
-        # master's verdict: the stroke goes whole at pen-up, as one message.
-        self.canvas.live_chunks = spec.transport != "mtp"
+        # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
+        self.canvas.live_chunks = spec.description.live_strokes
         me = self.transport.member_id
         self.history = History(me)
         self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)

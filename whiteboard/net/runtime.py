@@ -23,7 +23,7 @@ from whiteboard.net.sockets import (
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address
-from whiteboard.transport.registry import core_factory
+from whiteboard.transport.registry import core_factory, describe
 
 log = logging.getLogger(__name__)
 
@@ -187,9 +187,10 @@ def open_transport(
     if member_id is None:
         member_id = secrets.randbelow(2**32 - 1) + 1
     params = dict(params or {})
-    if transport == "mtp":
-        # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
-        params.setdefault("group", f"{config.group.host}:{config.group.port}")
+    group_param = describe(transport).group_param
+    if group_param is not None:
+        # A transport that names the group in its packets (MTP, RFC 1301 §2.3.2).
+        params.setdefault(group_param, f"{config.group.host}:{config.group.port}")
     carrier = MulticastCarrier(config, reactor)
     try:
         driver = CoreDriver(

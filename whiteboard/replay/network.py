@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from coreapi.description import EventKind
 from whiteboard.sessionlog import (
     CountersRecord,
     FailureRecord,
@@ -24,6 +25,7 @@ from whiteboard.sessionlog import (
     StateReceivedRecord,
     StateSentRecord,
 )
+from whiteboard.transport.registry import TransportUnavailable, describe
 
 
 class MarkKind(Enum):
@@ -42,11 +44,10 @@ class MarkKind(Enum):
         return self.value
 
 
-# Protocol events (the cores' names) that are one mark each.
-PROTOCOL_MARKS: dict[str, MarkKind] = {
-    "nack_sent": MarkKind.NACK_SENT,  # RMP
-    "nak_sent": MarkKind.NACK_SENT,  # MTP
-    "retransmission": MarkKind.RETRANSMISSION,  # RMP
+# What a protocol event means (its transport's description says) -> its mark.
+_MARKS: dict[EventKind, MarkKind] = {
+    EventKind.NACK_SENT: MarkKind.NACK_SENT,
+    EventKind.RETRANSMISSION: MarkKind.RETRANSMISSION,
 }
 # Counters whose increase is a mark: what no transport reports one by one.
 COUNTER_NACKS_RECEIVED = "nacks_received"
@@ -66,6 +67,7 @@ def network_marks(header: SessionHeader, records: Iterable[Record]) -> tuple[Net
     """The marks of a log's records, in time order; times before the log's start (a clock that
     jumped back) are put at the start."""
     start = header.t_us
+    protocol_marks = _protocol_marks(header.transport)
     marks: list[NetworkMark] = []
     counted: list[NetworkMark] = []  # retransmissions from counters, if none came one by one
     retransmission_events = False
@@ -74,8 +76,8 @@ def network_marks(header: SessionHeader, records: Iterable[Record]) -> tuple[Net
     for record in records:
         t = max(record.t_us, start)
         match record:
-            case ProtocolRecord(name=name) if name in PROTOCOL_MARKS:
-                kind = PROTOCOL_MARKS[name]
+            case ProtocolRecord(name=name) if name in protocol_marks:
+                kind = protocol_marks[name]
                 retransmission_events |= kind is MarkKind.RETRANSMISSION
                 marks.append(NetworkMark(t, kind, detail=_fields_text(record)))
             case CountersRecord(counters=counters):
@@ -113,11 +115,21 @@ def network_marks(header: SessionHeader, records: Iterable[Record]) -> tuple[Net
             case FailureRecord(reason=reason):
                 marks.append(NetworkMark(t, MarkKind.FAILURE, detail=reason))
     if not retransmission_events:
-        # MTP counts its retransmissions only; RMP reports each one, and its counter would
-        # count them twice.
+        # A transport that counts its retransmissions only (MTP); one that reports each one
+        # (RMP) would have them counted twice.
         marks.extend(counted)
     marks.sort(key=lambda mark: mark.t_us)  # stable: records' order among equal times
     return tuple(marks)
+
+
+def _protocol_marks(transport: str) -> dict[str, MarkKind]:
+    """The protocol events of ``transport`` that are a mark each, by the core's name for them;
+    none for a log of a transport this build does not have."""
+    try:
+        events = describe(transport).events
+    except TransportUnavailable:
+        return {}
+    return {name: _MARKS[kind] for name, kind in events.items() if kind in _MARKS}
 
 
 def _increase(previous: int, current: int | None) -> int:

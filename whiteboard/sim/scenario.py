@@ -19,6 +19,7 @@ from whiteboard.sim.recording import DEFAULT_START, SimRecorder
 from whiteboard.sim.session import ParamsFor, Peer, SimSession
 from whiteboard.sim.workload import CollabWorkload
 from whiteboard.transport.events import Delivered
+from whiteboard.transport.registry import describe
 
 WORKLOADS = ("uniform", "collab")
 
@@ -58,12 +59,15 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def params_for_transport(transport: str, base: Mapping[str, object]) -> ParamsFor:
-    """Station 0 is the MTP master; everyone else produces."""
+    """On a transport with roles, station 0 hosts (the MTP master) and everyone else draws."""
+    description = describe(transport)
+    host, member = description.host_role, description.member_role
 
     def params(index: int) -> dict[str, object]:
         result = dict(base)
-        if transport == "mtp":
-            result.setdefault("role", "master" if index == 0 else "producer")
+        role = host if index == 0 and host is not None else member
+        if role is not None:
+            result.setdefault(description.role_param, role.value)
         return result
 
     return params

@@ -12,7 +12,7 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 
-from whiteboard.transport.interface import (
+from coreapi import (
     COUNTER_NAMES,
     Address,
     MemberState,

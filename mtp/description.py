@@ -1,0 +1,106 @@
+"""MTP as the layers above see it: ``whiteboard.transport.registry`` reads ``DESCRIPTION``."""
+
+from __future__ import annotations
+
+from coreapi.description import (
+    EventKind,
+    ParamNote,
+    Role,
+    TransportDescription,
+    describe_params,
+)
+from mtp.params import PROFILES, TRANSPORT_TYPES, params_from_mapping
+
+_N = ParamNote
+_NOTES: dict[str, ParamNote] = {
+    "transport_type": _N(
+        "NxN: everyone may send; 1xN: only the master sends (§3.1.1)", choices=TRANSPORT_TYPES
+    ),
+    "heartbeat": _N("The web's heartbeat (§3.4)", 0.01, 60.0, unit="s"),
+    "heartbeat_min": _N("Lowest heartbeat the master may adjust to (§3.4.1)", 0.01, 60.0, unit="s"),
+    "heartbeat_max": _N(
+        "Highest heartbeat the master may adjust to (§3.4.1)", 0.01, 60.0, unit="s"
+    ),
+    "window": _N("Data packets a producer may send per heartbeat (§3.4)", 1, 1024, unit="packets"),
+    "window_min": _N("Lowest window the master may adjust to (§3.4.1)", 1, 1024, unit="packets"),
+    "window_max": _N("Highest window the master may adjust to (§3.4.1)", 1, 1024, unit="packets"),
+    "retention": _N("Heartbeats a message is kept for repair (§3.4)", 1, 255, unit="heartbeats"),
+    "retention_min": _N(
+        "Lowest retention the master may adjust to (§3.4.1)", 1, 255, unit="heartbeats"
+    ),
+    "retention_max": _N(
+        "Highest retention the master may adjust to (§3.4.1)", 1, 255, unit="heartbeats"
+    ),
+    "message_packets": _N(
+        "A message is at least this many packets, padded with dallies (§3.2.3)",
+        1,
+        64,
+        unit="packets",
+    ),
+    "max_data_unit": _N("Client bytes per data packet (§3.1.1)", 64, 1400, unit="bytes"),
+    "min_throughput": _N(
+        "Kilobytes per second this member needs of the web (§3.1.1)", 0, 0xFFFF, unit="KB/s"
+    ),
+    "tokens": _N("Transmit tokens outstanding at once (TR §5.1)", 1, 12),
+    "silence_limit": _N(
+        "No word from the master for this long: the web is abandoned (§3.2.5)",
+        0.001,
+        3600.0,
+        unit="s",
+    ),
+    "holder_silence": _N(
+        "The master checks a silent token holder after this long (§3.2.1)", 0.001, 3600.0, unit="s"
+    ),
+    "probe_count": _N(
+        "Join requests a new master sends to see whether a web answers (§3.1)", 1, 1000
+    ),
+    "join_report_after": _N("Unanswered join requests before saying so", 1, 100_000),
+    "hibernate_after": _N("Idle heartbeats before the master hibernates (§3.2.3)", 1, 100_000),
+    "hibernate_heartbeat": _N("The heartbeat while hibernating (§3.2.3)", 0.01, 3600.0, unit="s"),
+    "nak_dally": _N("Wait a random 0 to retention-2 heartbeats before a nak (§3.4.2)"),
+    "reorder_wait": _N(
+        "A gap is asked for only after this long (extension; §3.2.4 naks at once)",
+        0.0,
+        60.0,
+        unit="s",
+    ),
+    "join_with_state": _N("A joiner receives the board before newer data (TR §3.4)"),
+    "member_cache_age": _N(
+        "How long an isMember answer is believed (§3.4.3)", 0.001, 86_400.0, unit="s"
+    ),
+    "repair_cache": _N(
+        "Accepted messages the master keeps to repair (extension)", 1, 100_000, unit="messages"
+    ),
+    "state_timeout": _N(
+        "How long the master waits for the application's board", 0.001, 3600.0, unit="s"
+    ),
+}
+
+DESCRIPTION = TransportDescription(
+    name="mtp",
+    title="MTP: reliable and ordered, one member hosts (RFC 1301)",
+    summary="A master numbers every message and grants the right to send; everyone delivers "
+    "the same messages in the same order.",
+    params=describe_params(PROFILES, _NOTES, hidden=frozenset({"role", "group"})),
+    check=params_from_mapping,
+    # Each chunk would be a message of its own, waiting for a token and the master's verdict:
+    # a stroke goes whole at pen-up, as one message.
+    live_strokes=False,
+    resyncable=True,
+    roles=(
+        Role(
+            "master",
+            "host",
+            "Host",
+            sends=True,
+            hosts=True,
+            help="runs the board (one per group); it ends for everyone when the host leaves",
+        ),
+        Role("producer", "producer", "Participant", sends=True, help="draws"),
+        Role("consumer", "viewer", "Viewer", sends=False, help="watches"),  # RFC 1301 §3.1.1
+    ),
+    role_param="role",
+    # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
+    group_param="group",
+    events={"nak_sent": EventKind.NACK_SENT},
+)
