@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from whiteboard.app.files import write_atomically
 from whiteboard.board import Board, SnapshotError
+from whiteboard.board.files import write_atomically
 from whiteboard.replica import Replica
 from whiteboard.sessionlog.rows import op_bbox
 from whiteboard.transport.events import Delivered

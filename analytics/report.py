@@ -37,7 +37,7 @@ from analytics.svg import (
     graph,
     line_chart,
 )
-from whiteboard.app.files import describe_os_error, write_atomically
+from whiteboard.board.files import describe_os_error, write_atomically
 
 Row = Mapping[str, Any]
 US = 1_000_000

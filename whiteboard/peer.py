@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whiteboard.app.files import describe_os_error
 from whiteboard.board import encode_op
+from whiteboard.board.files import describe_os_error
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
 from whiteboard.net.runtime import NetConfig, open_transport

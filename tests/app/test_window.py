@@ -11,9 +11,9 @@ from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
 from whiteboard.app.canvas import BACKGROUND
+from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.window import MainWindow
 from whiteboard.board import Stroke
-from whiteboard.net.qt_reactor import QtReactor
 from whiteboard.net.runtime import NetConfig, open_transport
 from whiteboard.transport.events import Event, Failure
 

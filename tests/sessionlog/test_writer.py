@@ -194,7 +194,7 @@ def test_the_default_folder_follows_the_environment(
 def test_the_default_folder_is_the_apps_data_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from PySide6.QtCore import QCoreApplication
+    from PySide6.QtCore import QCoreApplication, QStandardPaths
 
     monkeypatch.delenv("WHITEBOARD_LOG_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
@@ -206,6 +206,15 @@ def test_the_default_folder_is_the_apps_data_folder(
     if sys.platform.startswith("linux"):
         assert folder == tmp_path / "data" / "Whiteboard" / "Whiteboard" / "sessions"
     assert (QCoreApplication.organizationName(), QCoreApplication.applicationName()) == before
+    # Qt's own answer for the app's names, which the app writes under.
+    QCoreApplication.setOrganizationName("Whiteboard")
+    QCoreApplication.setApplicationName("Whiteboard")
+    try:
+        qt = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
+    finally:
+        QCoreApplication.setOrganizationName(before[0])
+        QCoreApplication.setApplicationName(before[1])
+    assert folder == Path(qt) / "sessions"
 
 
 def test_names_that_utf8_cannot_write_are_kept_as_escapes(tmp_path: Path) -> None:

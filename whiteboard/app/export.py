@@ -2,7 +2,7 @@
 
 Painting goes through :mod:`whiteboard.app.render`, the code the canvas paints with, so an
 export looks like the screen. Each format is rendered into memory and then written with
-:func:`~whiteboard.app.files.write_atomically`: a failed export never leaves half a file, and
+:func:`~whiteboard.board.files.write_atomically`: a failed export never leaves half a file, and
 every failure is one :class:`ExportError` with a sentence for the user.
 
 A QGuiApplication must exist (Qt needs it for fonts).
@@ -30,9 +30,9 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 
 from whiteboard import __version__
-from whiteboard.app.files import describe_os_error, write_atomically
 from whiteboard.app.render import geometry, paint_objects
 from whiteboard.board import Board
+from whiteboard.board.files import describe_os_error, write_atomically
 
 # Room around the drawings when exporting the whole board, in board units.
 MARGIN = 24.0

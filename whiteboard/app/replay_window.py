@@ -36,8 +36,8 @@ from PySide6.QtWidgets import (
 
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import collect_and_freeze, collector_paused, thaw_when_gone
+from whiteboard.app.event_loop import run_until_closed
 from whiteboard.app.export import ExportError, export_png
-from whiteboard.app.main import run_until_closed
 from whiteboard.app.render import bounds
 from whiteboard.app.replay_highlight import HighlightOverlay
 from whiteboard.app.replay_members import ReplayMembers

@@ -1,7 +1,7 @@
 """The main window: one replica, one transport, one canvas, and the wiring between them.
 
 Everything runs on the Qt thread: the transport's sockets and timers are in the Qt event loop
-(:class:`~whiteboard.net.qt_reactor.QtReactor`), so transport events arrive between paints and
+(:class:`~whiteboard.app.qt_reactor.QtReactor`), so transport events arrive between paints and
 need no locking.
 """
 
@@ -27,24 +27,24 @@ from PySide6.QtWidgets import (
 from whiteboard.app.canvas import DEFAULT_COLOUR, BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
-from whiteboard.app.files import (
-    FILE_FILTER,
-    BoardFileError,
-    ensure_extension,
-    open_board,
-    save_board,
-)
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
 from whiteboard.app.importing import copies_of
 from whiteboard.app.members_panel import MembersPanel
+from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
 from whiteboard.app.session import SessionSpec
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.app.toolbar import DrawingToolbar
 from whiteboard.board import Clear, Op, OpId, encode_op
-from whiteboard.net.qt_reactor import QtReactor
+from whiteboard.board.files import (
+    FILE_FILTER,
+    BoardFileError,
+    ensure_extension,
+    open_board,
+    save_board,
+)
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.replica import Replica

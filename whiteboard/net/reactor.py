@@ -1,5 +1,5 @@
 """The event loop a runtime runs in. Two implementations with one interface: a selector loop for
-headless members (CLI, tests) and :mod:`whiteboard.net.qt_reactor` for the app, so the runtime
+headless members (CLI, tests) and :mod:`whiteboard.app.qt_reactor` for the app, so the runtime
 code is the same in both."""
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from whiteboard.app.files import describe_os_error
+from whiteboard.board.files import describe_os_error
 from whiteboard.sessionlog.format import SessionLogError
 from whiteboard.sessionlog.paths import LOG_EXTENSION
 from whiteboard.sessionlog.reader import open_log

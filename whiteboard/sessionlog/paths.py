@@ -2,14 +2,15 @@
 
 The app and ``whiteboard peer`` must write to the same folder, so that ``whiteboard log`` finds
 every session in one place: the app's data folder as Qt names it for the app's organisation
-and application names, whether or not a ``QApplication`` exists (the peer has none), then
-``sessions``. ``WHITEBOARD_LOG_DIR`` overrides it (tests, measurements, a shared disk).
+and application names (worked out here without Qt, which the headless tools need not have),
+then ``sessions``. ``WHITEBOARD_LOG_DIR`` overrides it (tests, measurements, a shared disk).
 """
 
 from __future__ import annotations
 
 import os
 import secrets
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -33,28 +34,21 @@ def default_log_dir() -> Path:
 
 
 def _app_data_dir() -> Path:
-    try:
-        from PySide6.QtCore import QCoreApplication, QStandardPaths
-    except ImportError:
-        return _xdg_data_home() / ORGANIZATION_NAME / APPLICATION_NAME
-    # Qt builds AppDataLocation from the application's names, which the peer never sets and
-    # the app sets only once its QApplication exists: set them for the question, then put back
-    # whatever they were.
-    previous = QCoreApplication.organizationName(), QCoreApplication.applicationName()
-    QCoreApplication.setOrganizationName(ORGANIZATION_NAME)
-    QCoreApplication.setApplicationName(APPLICATION_NAME)
-    try:
-        location = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.AppDataLocation)
-    finally:
-        QCoreApplication.setOrganizationName(previous[0])
-        QCoreApplication.setApplicationName(previous[1])
-    if not location:  # Qt found no home folder
-        return _xdg_data_home() / ORGANIZATION_NAME / APPLICATION_NAME
-    return Path(location)
+    """Where Qt's ``QStandardPaths.AppDataLocation`` is for the app's names, worked out
+    without Qt: the session logs sit below the app, and the headless tools need no Qt. A test
+    checks that it is Qt's answer."""
+    if sys.platform == "darwin":
+        base = Path.home() / "Library" / "Application Support"
+    elif sys.platform == "win32":
+        appdata = os.environ.get("APPDATA", "").strip()
+        base = Path(appdata) if appdata else Path.home() / "AppData" / "Roaming"
+    else:
+        base = _xdg_data_home()
+    return base / ORGANIZATION_NAME / APPLICATION_NAME
 
 
 def _xdg_data_home() -> Path:
-    # What Qt does on Linux, for an install without Qt (the headless tools need none).
+    # The XDG base directory rule, as Qt applies it: a relative XDG_DATA_HOME is ignored.
     xdg = os.environ.get("XDG_DATA_HOME", "").strip()
     return Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".local" / "share"
 

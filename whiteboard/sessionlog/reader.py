@@ -24,7 +24,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import BinaryIO
 
-from whiteboard.app.files import describe_os_error
+from whiteboard.board.files import describe_os_error
 from whiteboard.sessionlog.format import (
     FORMAT_VERSION,
     FRAME,

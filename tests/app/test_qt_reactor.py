@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer
 
-from whiteboard.net.qt_reactor import QtReactor
+from whiteboard.app.qt_reactor import QtReactor
 
 
 def test_fired_and_cancelled_timers_are_freed_and_none_fires_early(qtbot) -> None:

@@ -17,8 +17,21 @@ from hypothesis import strategies as st
 
 from tests.board.board_strategies import board_of, scenarios
 from whiteboard import __version__
-from whiteboard.app import files
-from whiteboard.app.files import (
+from whiteboard.board import (
+    Board,
+    Clear,
+    Erase,
+    Move,
+    OpId,
+    OpKind,
+    Redo,
+    Shape,
+    Stroke,
+    Text,
+    Undo,
+    files,
+)
+from whiteboard.board.files import (
     CHECKSUM_BYTES,
     FILE_EXTENSION,
     FILE_FILTER,
@@ -35,19 +48,6 @@ from whiteboard.app.files import (
     frame,
     open_board,
     save_board,
-)
-from whiteboard.board import (
-    Board,
-    Clear,
-    Erase,
-    Move,
-    OpId,
-    OpKind,
-    Redo,
-    Shape,
-    Stroke,
-    Text,
-    Undo,
 )
 
 NAME = "team-plan.wbd"
