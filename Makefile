@@ -9,12 +9,18 @@ STAMP := $(VENV)/.installed
 run: $(STAMP)
 	$(BIN)/whiteboard
 
+STRICT := coreapi rmp mtp whiteboard/board whiteboard/transport
+
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/mypy --strict $(STRICT)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
+	$(BIN)/mypy --strict $(STRICT)
 
 # A new top-level package (rmp/, mtp/, analytics/) needs the editable install redone.
 $(STAMP): pyproject.toml packaging/bootstrap.sh $(wildcard */__init__.py)

@@ -212,7 +212,8 @@ def render_png(board: Board, view: View, width: int, height: int) -> bytes:
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
         raise RuntimeError("Qt could not encode a PNG")
     buffer.close()
     return bytes(data.data())

@@ -41,7 +41,7 @@ def collect_summary(
         .join(top_pairs, "board_session", "left")
     )
     total = boards_df.count()
-    boards = [
+    boards: list[Row] = [
         row.asDict(recursive=True)
         for row in boards_df.orderBy("board_session").limit(limit).collect()
     ]
@@ -68,11 +68,11 @@ def collect_summary(
             "left",
         )
     )
-    members = [
+    members: list[Row] = [
         row.asDict()
         for row in members_df.orderBy("board_session", F.desc("ops"), "member").collect()
     ]
-    transports = [row.asDict() for row in tables["network_by_transport"].collect()]
+    transports: list[Row] = [row.asDict() for row in tables["network_by_transport"].collect()]
     return boards, members, sorted(transports, key=lambda t: t["transport"]), total
 
 

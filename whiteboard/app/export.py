@@ -140,10 +140,11 @@ def export_png(
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    if not image.save(buffer, "PNG"):
+    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
         raise ExportError(f"{_quoted(path)} could not be exported: PNG encoding failed", path)
     buffer.close()
-    _write(path, bytes(data))
+    _write(path, bytes(data.data()))
     used = image.width() / area.width()
     return Exported(path, ExportFormat.PNG, area, image.width(), image.height(), used)
 
@@ -193,7 +194,7 @@ def export_svg(
     generator.setDescription(f"Exported by whiteboard {__version__}")
     _with_painter(generator, lambda painter: _paint(painter, board, area, 1.0), path)
     buffer.close()
-    _write(path, bytes(data))
+    _write(path, bytes(data.data()))
     return Exported(path, ExportFormat.SVG, area, size.width(), size.height(), 1.0)
 
 
@@ -238,7 +239,7 @@ def export_pdf(
 
     _with_painter(writer, paint, path)
     buffer.close()
-    _write(path, bytes(data))
+    _write(path, bytes(data.data()))
     return Exported(path, ExportFormat.PDF, area, width, height, scale)
 
 

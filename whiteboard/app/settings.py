@@ -17,6 +17,7 @@ import random
 import zlib
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field, fields
+from typing import Any
 
 from PySide6.QtCore import QSettings
 
@@ -272,7 +273,7 @@ def _iface_problem(value: object, local_addresses: Collection[str] | None) -> st
     if value == "":
         return None
     try:
-        address = str(ipaddress.IPv4Address(value))  # type: ignore[arg-type]
+        address = str(ipaddress.IPv4Address(value))
     except ValueError:
         return (
             f"Interface {value!r} must be the IPv4 address of one of this computer's "
@@ -407,7 +408,8 @@ def read_settings(
             SettingsProblem(p.field, f"Saved advanced settings dropped: {p.message}")
             for p in problems
         )
-    settings = SessionSettings(**{**_as_kwargs(defaults), **values})
+    kwargs: dict[str, Any] = {**_as_kwargs(defaults), **values}  # each value checked above
+    settings = SessionSettings(**kwargs)
     return LoadedSettings(settings, tuple(reset))
 
 

@@ -131,11 +131,11 @@ class StartDialog(QDialog):
         self.ok_button = self.buttons.button(QDialogButtonBox.StandardButton.Ok)
 
         layout = QVBoxLayout(self)
-        for widget in (heading, self.host_radio, self.join_radio):
-            layout.addWidget(widget)
+        for mode in (heading, self.host_radio, self.join_radio):
+            layout.addWidget(mode)
         layout.addLayout(form)
-        for widget in (self.hint_label, self.notice_label, self.more_button):
-            layout.addWidget(widget)
+        for below in (self.hint_label, self.notice_label, self.more_button):
+            layout.addWidget(below)
         layout.addWidget(self.problems_label)
         layout.addWidget(self.buttons)
 

@@ -103,7 +103,7 @@ class DrawingToolbar(QToolBar):
         self.set_colour(canvas.colour if canvas.colour else DEFAULT_COLOUR)
 
     def _tool_changed(self, kind: object) -> None:
-        action = self.tool_actions.get(kind)  # type: ignore[arg-type]
+        action = self.tool_actions.get(kind) if isinstance(kind, ToolKind) else None
         if action is not None:
             action.setChecked(True)
 

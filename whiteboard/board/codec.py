@@ -117,7 +117,8 @@ def _describe(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _pairs(name: str, flat: object) -> list[tuple[object, object]]:
+def _pairs(name: str, flat: object) -> Any:
+    """``[a, b, c, d]`` as ``[(a, b), (c, d)]``: op ids, unchecked (the op checks them)."""
     if not isinstance(flat, tuple | list):
         raise OpDecodeError(
             f"op field {name!r} must be a flat array [author, counter, ...] of 1..{MAX_TARGETS}"
@@ -160,8 +161,9 @@ def op_from_wire(item: object) -> Op:
             f"an op of kind {kind.name} must be an array of {3 + len(fields)} items "
             f"[{layout}], got {len(item)} items"
         )
-    op_id = (item[1], item[2])
-    values = item[3:]
+    # Unchecked values from the wire: each op's __post_init__ checks and converts them.
+    op_id: Any = (item[1], item[2])
+    values: Any = item[3:]
     try:
         if kind is OpKind.STROKE:
             return Stroke(op_id, *values)

@@ -157,11 +157,12 @@ class Replay:
         for step in steps:
             if not isinstance(step, OpStep):
                 return None  # a board given on joining
-            op = step.op
+            op: Op | None = step.op
             if isinstance(op, Undo | Redo):
                 op = self._ops.get(op.target)
                 if op is None or isinstance(op, Undo | Redo):
                     continue  # an undo of nothing here, or of an undo: no effect
+            assert op is not None
             if isinstance(op, Clear):
                 return None
             if isinstance(op, Erase | Move):

@@ -163,7 +163,7 @@ class SimNetwork:
         self.stats = NetworkStats()
         self.stations: list[SimStation] = []
         self._rng = random.Random(f"network:{seed}")
-        self._queue: list[tuple[float, int, Callable[[], None]]] = []
+        self._queue: list[tuple[float, int, Callable[[], object]]] = []
         self._sequence = 0
         self._links: dict[tuple[int, int], Impairment] = {}
         self._partition: dict[int, int] | None = None  # station index -> component
@@ -240,7 +240,7 @@ class SimNetwork:
 
     # -- running -----------------------------------------------------------------------------
 
-    def schedule(self, when: float, action: Callable[[], None]) -> None:
+    def schedule(self, when: float, action: Callable[[], object]) -> None:
         self._sequence += 1
         heapq.heappush(self._queue, (when, self._sequence, action))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from whiteboard.board import Op, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
@@ -156,7 +157,7 @@ class SimSession:
         for k in range(messages):
             when = start + k / rate
             index = live[k % len(live)]
-            self.network.schedule(when, lambda index=index: self.draw(index))
+            self.network.schedule(when, partial(self.draw, index))
         return when
 
     # -- observation -------------------------------------------------------------------------

@@ -31,6 +31,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 
 from whiteboard.board import Erase, Move, Op, OpId, Redo, Shape, Stroke, Text, Undo
 from whiteboard.board.synthetic import AREA_HEIGHT, AREA_WIDTH, synthetic_op
@@ -382,8 +383,7 @@ class CollabWorkload:
         self.plan = collab_plan([p.member_id for p in session.peers], ops, self.seed)
         for planned in self.plan.ops:
             session.network.schedule(
-                start + planned.at,
-                lambda planned=planned: session.send_op(planned.member, planned.op),
+                start + planned.at, partial(session.send_op, planned.member, planned.op)
             )
         return start + self.plan.duration
 
