@@ -658,8 +658,8 @@ class RmpCore:
         # Forget repairs older than half a retry interval first: a NACK re-sent on schedule
         # (the repair was lost) must be answered again.
         horizon = now - self._p.nack_retry / 2
-        for key in [k for k, t in self._recent_repairs.items() if t <= horizon]:
-            del self._recent_repairs[key]
+        for recent in [k for k, t in self._recent_repairs.items() if t <= horizon]:
+            del self._recent_repairs[recent]
         for key in [k for k, r in self._repairs.items() if r.due <= now]:
             repair = self._repairs.pop(key)
             packet = self._stored(*key)
