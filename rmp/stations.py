@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from coreapi import MemberState
@@ -61,7 +62,7 @@ class StationList:
     def __contains__(self, ident: object) -> bool:
         return ident in self._stations
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Station]:
         return iter(list(self._stations.values()))
 
     def get(self, ident: int) -> Station | None:

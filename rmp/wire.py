@@ -445,7 +445,6 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
     options: list[Option] = []
     data: bytes | None = None
     source = 0
-    offset = HEADER_SIZE
     if not p_bit:
         if end > HEADER_SIZE:
             raise RmpDecodeError(
@@ -454,62 +453,8 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
             )
     elif end == HEADER_SIZE:
         raise RmpDecodeError("P bit set but no option follows the header")
-    while p_bit:  # one option per turn, until the final one (F=1)
-        if len(options) == MAX_OPTIONS:
-            raise RmpDecodeError(f"more than {MAX_OPTIONS} options")
-        if offset == end:
-            raise RmpDecodeError(
-                f"option chain never ends: the datagram ends at offset {end} and no option "
-                "has the F bit set (F=1 marks the final option)"
-            )
-        lead = view[offset]
-        final = bool(lead & _FINAL)
-        try:
-            kind = OptionType(lead & _TYPE_MASK)
-        except ValueError:
-            raise RmpDecodeError(
-                f"unknown option type {lead & _TYPE_MASK} at offset {offset}"
-            ) from None
-        if kind is OptionType.SOURCE:
-            if offset != HEADER_SIZE:
-                raise RmpDecodeError(
-                    f"Source option at offset {offset}; it must be the first option"
-                )
-            _need(kind, view, offset, SOURCE_SIZE)
-            _, pad, pad16, source = _NACK.unpack_from(view, offset)
-            if pad or pad16:
-                raise _padding_error(kind, offset)
-            if source == 0:
-                raise RmpDecodeError("Source option with the reserved identifier 0")
-            offset += SOURCE_SIZE
-            if final:
-                if offset != end:
-                    raise RmpDecodeError(
-                        f"option chain ends early: the final option (F=1) is the Source "
-                        f"option, yet {end - offset} bytes follow it"
-                    )
-                break
-            continue
-        option, size = _decode_option(kind, view, offset, embedded=embedded)
-        options.append(option)
-        if isinstance(option, _MUST_BE_FINAL) and not final:
-            raise RmpDecodeError(
-                f"{_label(kind)} option at offset {offset} has F=0 but must be the final "
-                "option (RR-2100 §2.2, §4.2.7)"
-            )
-        offset += size
-        if isinstance(option, _CARRIES_DATA):
-            data = bytes(view[offset:])  # §2.2: the rest of the datagram is the data part
-            break
-        if final:
-            if offset != end:
-                raise RmpDecodeError(
-                    f"option chain ends early: the final option (F=1) is a "
-                    f"{_label(kind)} option, yet {end - offset} bytes follow it at offset "
-                    f"{offset}; only a Data or Image option may be followed by a data part "
-                    "(RR-2100 §2.2)"
-                )
-            break
+    else:
+        options, data, source = _decode_options(view, embedded=embedded)
     options_tuple = tuple(options)
     problem = _structure_problem(options_tuple, data is not None, s_bit)
     if problem is not None:
@@ -524,6 +469,81 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
         format=second & 0x3F,
         source=source,
     )
+
+
+def _decode_options(view: memoryview, *, embedded: bool) -> tuple[list[Option], bytes | None, int]:
+    """The option chain after the header (P bit set): the options, the data part, the Source."""
+    end = len(view)
+    options: list[Option] = []
+    source = 0
+    offset = HEADER_SIZE
+    while True:  # one option per turn, until the final one (F=1)
+        kind, final = _option_lead(view, offset, len(options))
+        if kind is OptionType.SOURCE:
+            source = _decode_source(view, offset)
+            offset += SOURCE_SIZE
+            if final:
+                if offset != end:
+                    raise RmpDecodeError(
+                        f"option chain ends early: the final option (F=1) is the Source "
+                        f"option, yet {end - offset} bytes follow it"
+                    )
+                return options, None, source
+            continue
+        option, size = _decode_option(kind, view, offset, embedded=embedded)
+        options.append(option)
+        if isinstance(option, _MUST_BE_FINAL) and not final:
+            raise RmpDecodeError(
+                f"{_label(kind)} option at offset {offset} has F=0 but must be the final "
+                "option (RR-2100 §2.2, §4.2.7)"
+            )
+        offset += size
+        if isinstance(option, _CARRIES_DATA):
+            # §2.2: the rest of the datagram is the data part
+            return options, bytes(view[offset:]), source
+        if final:
+            if offset != end:
+                raise RmpDecodeError(
+                    f"option chain ends early: the final option (F=1) is a "
+                    f"{_label(kind)} option, yet {end - offset} bytes follow it at offset "
+                    f"{offset}; only a Data or Image option may be followed by a data part "
+                    "(RR-2100 §2.2)"
+                )
+            return options, None, source
+
+
+def _option_lead(view: memoryview, offset: int, count: int) -> tuple[OptionType, bool]:
+    """The type and F bit of the option at ``offset``, the ``count``-th decoded so far."""
+    end = len(view)
+    if count == MAX_OPTIONS:
+        raise RmpDecodeError(f"more than {MAX_OPTIONS} options")
+    if offset == end:
+        raise RmpDecodeError(
+            f"option chain never ends: the datagram ends at offset {end} and no option "
+            "has the F bit set (F=1 marks the final option)"
+        )
+    lead = view[offset]
+    try:
+        kind = OptionType(lead & _TYPE_MASK)
+    except ValueError:
+        raise RmpDecodeError(
+            f"unknown option type {lead & _TYPE_MASK} at offset {offset}"
+        ) from None
+    return kind, bool(lead & _FINAL)
+
+
+def _decode_source(view: memoryview, offset: int) -> int:
+    """The Source option's identifier; it must come first (our extension, docs/rmp-wire.md)."""
+    kind = OptionType.SOURCE
+    if offset != HEADER_SIZE:
+        raise RmpDecodeError(f"Source option at offset {offset}; it must be the first option")
+    _need(kind, view, offset, SOURCE_SIZE)
+    _, pad, pad16, source = _NACK.unpack_from(view, offset)
+    if pad or pad16:
+        raise _padding_error(kind, offset)
+    if source == 0:
+        raise RmpDecodeError("Source option with the reserved identifier 0")
+    return int(source)
 
 
 def _need(kind: OptionType, view: memoryview, offset: int, size: int) -> None:

@@ -163,6 +163,11 @@ class Node:
         self.core.provide_board_state(request, state, now)
         self._collect()
 
+    def leave(self, now: float) -> None:
+        self._at(now)
+        self.core.leave(now)
+        self._collect()
+
     def tick(self, now: float) -> None:
         """One timer call at ``now``, whatever the core's deadline (it must cope)."""
         self._at(now)

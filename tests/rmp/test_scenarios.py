@@ -189,7 +189,7 @@ def test_a_station_crashes_then_rejoins_and_resumes_its_sequence() -> None:
     assert_healthy(session, everyone, 262)
     # It took up its sequence numbers where it had left them, so its new stroke was not
     # mistaken for an old one by the others.
-    assert core_of(session.peers[3])._seq == seq_before + 1
+    assert core_of(session.peers[3])._shared.seq == seq_before + 1
 
 
 def test_same_seed_same_run() -> None:

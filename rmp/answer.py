@@ -1,0 +1,125 @@
+"""Answering other stations' joins (RR-2100 §2.8): who answers (depth, §2.6), the answer's
+station list, and asking the application for the board the image is cut from."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from coreapi import MemberState
+from coreapi.seqnum import to_wire
+from rmp.context import Phase, Shared
+from rmp.stations import Station
+from rmp.wire import Confirm, Join, RmpPacket
+
+MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes a station)
+
+Sending = Callable[[int], bool]  # an image to this joiner is on its way (the sender's)
+
+
+@dataclass
+class Answer:
+    """A join answer we owe once the application gives us the board (§2.8)."""
+
+    joiner: int
+    stations: dict[int, int]  # station -> its last valid sequence number, ours included
+    join_number: int  # the request's, echoed in the answer
+
+
+class JoinAnswers:
+    """Owns the answers in progress: due after a random spread (``due``), waiting for the
+    board (``requests``), sent and kept for repeats (``answered``), and the answers heard
+    from other stations (``heard_for``) that make ours stand down."""
+
+    def __init__(self, shared: Shared, sending: Sending) -> None:
+        self._s = shared
+        self._sending = sending
+        self.requests: dict[int, Answer] = {}
+        self._next_request = 1
+        self.heard_for: dict[int, float] = {}  # joiner -> when we heard it answered
+        self.answered: dict[int, tuple[Answer, float]] = {}  # joiner -> our answer, when
+        self.due: dict[int, tuple[float, int]] = {}  # joiner -> (when, join number)
+
+    def deadlines(self) -> Iterator[float]:
+        if self.due:
+            yield min(due for due, _ in self.due.values())
+        if self.answered:
+            yield min(at for _, at in self.answered.values()) + self._s.params.image_stall
+
+    def take(self, request: int) -> Answer | None:
+        """The answer the application's board state (``request``) is for, once."""
+        return self.requests.pop(request, None)
+
+    def on_request(self, joiner: Station, join: Join, now: float) -> None:
+        s = self._s
+        if s.phase is not Phase.READY:
+            return
+        ours = self.answered.get(joiner.ident)
+        if ours is not None:
+            # It asks again: our answer was lost. The same list (which the image parts already
+            # sent follow) serves, freshly timestamped for the joiner's clock offset (§2.8).
+            self.send_answer(ours[0], now)
+            return
+        if self._sending(joiner.ident) or joiner.ident in self.due:
+            return  # its image will be on its way (the sequence repairs any loss)
+        if any(a.joiner == joiner.ident for a in self.requests.values()):
+            return
+        # §2.8: "the station with the depth value equal or less than this number must answer".
+        if s.stations.depth > join.join_number:
+            return
+        # Depth is each station's own estimate, so two may answer at once. Extension (as SRM
+        # does for repairs): wait a random moment and stand down if another answer is heard.
+        delay = s.rng.random() * s.params.answer_spread
+        self.due[joiner.ident] = (now + delay, join.join_number)
+        if not delay:
+            self.answer_due(now)
+
+    def answer_due(self, now: float) -> None:
+        s = self._s
+        for joiner, (due, number) in list(self.due.items()):
+            if due > now:
+                continue
+            del self.due[joiner]
+            heard = self.heard_for.get(joiner)
+            if heard is not None and heard >= due - s.params.answer_spread:
+                continue  # another station answered it meanwhile
+            listed = {t.ident: t.last_valid for t in s.stations if t.state is not MemberState.LEFT}
+            listed[s.member_id] = s.seq
+            request = self._next_request
+            self._next_request += 1
+            self.requests[request] = Answer(joiner, listed, number)
+            # The application answers with provide_board_state once every delivery before
+            # this request is on its board: the image then matches the list exactly.
+            s.upper.board_state_requested(request)
+
+    def send_answer(self, answer: Answer, now: float) -> None:
+        s = self._s
+        # Our own entry first: the joiner needs it most (the image follows it).
+        entries = sorted(answer.stations.items(), key=lambda e: e[0] != s.member_id)
+        confirms = tuple(Confirm(to_wire(seq), ident) for ident, seq in entries)
+        packet = RmpPacket(
+            seq=to_wire(s.seq),
+            timestamp=s.timestamp(now),
+            options=(Join(answer.join_number, answer=True), *confirms[:MAX_ANSWER_STATIONS]),
+            source=s.member_id,
+        )
+        # Multicast: the joiner gets it, and other stations hear that the join is answered.
+        s.transmit(packet, None, now)
+        s.counters["join_answers_sent"] += 1
+        first = self.answered.get(answer.joiner)
+        self.answered[answer.joiner] = (answer, first[1] if first else now)
+
+    def heard_answer(self, packet: RmpPacket, now: float) -> None:
+        """Another station's answer: the list names its joiner too (its request put it in the
+        answerer's list), so that join is answered and ours for it can stand down."""
+        for option in packet.options:
+            if isinstance(option, Confirm) and option.source in self.due:
+                self.heard_for[option.source] = now
+
+    def forget(self, now: float) -> None:
+        """An answer is kept for image_stall: a joiner still asking after that has given up on
+        our image and deserves a fresh one."""
+        for joiner, (_, at) in list(self.answered.items()):
+            if now >= at + self._s.params.image_stall:
+                del self.answered[joiner]
+                self.heard_for.pop(joiner, None)

@@ -1,0 +1,117 @@
+"""What every part of the RMP core shares (Dabbous & Kiss, INRIA RR-2100, 1993).
+
+One :class:`Shared` per core: our identity and S_n (§2.1), the clock offset (§2.8), the station
+list (§2.1, §2.5), the retention stores (§2.7), the outbox, the counters, and the phase. The
+parts read the phase here; only ``RmpCore._enter`` changes it, so that every change is seen.
+"""
+
+from __future__ import annotations
+
+import random
+from enum import Enum
+
+from coreapi import Address, Outgoing, UpperLayer
+from coreapi.seqnum import to_wire
+from rmp.params import RmpParams
+from rmp.stations import StationList
+from rmp.store import RetentionStore
+from rmp.wire import Confirm, Nack, NackRange, RmpPacket, encode, ntp_middle32
+
+# Sizes. A data packet must still fit, wrapped in a Retransmit (8 + 8 + 8 bytes more), in one
+# Ethernet-sized UDP payload (1472 bytes), so it is kept to 1448 bytes.
+MAX_PACKET = 1448
+MAX_DATAGRAM_OUT = 1472
+MAX_PAYLOAD = 1200
+
+COUNTERS = (
+    "sent",
+    "delivered",
+    "datagrams_sent",
+    "datagrams_received",
+    "nacks_sent",
+    "nacks_received",
+    "nacked_packets",  # distinct packets this station asked for
+    "retransmissions",
+    "duplicates_dropped",
+    "malformed_dropped",
+    "late_delivered",
+    "wi_expiries",
+    "reminders_sent",
+    "confirms_sent",
+    "joins_sent",
+    "join_answers_sent",
+    "images_sent",
+    "image_parts_sent",
+    "repairs_unavailable",
+    "packets_given_up",
+    "members_refused",
+)
+
+
+class Phase(Enum):
+    NEW = "new"
+    LISTENING = "listening"  # passive join (§5): waiting to hear an active station
+    JOINING = "joining"  # §2.8: join requests out, no answer yet
+    IMAGE = "image"  # answered: receiving the board image
+    READY = "ready"
+    LEAVING = "leaving"
+    FINISHED = "finished"
+
+
+class Shared:
+    """The state that outlives every part and that several of them read or advance."""
+
+    def __init__(
+        self, member_id: int, upper: UpperLayer, rng: random.Random, params: RmpParams
+    ) -> None:
+        self.member_id = member_id
+        self.upper = upper
+        self.rng = rng
+        self.params = params
+        self.phase = Phase.NEW  # written by RmpCore._enter only
+        self.stations = StationList(member_id)
+        # §2.7's store, split: our own packets apart from others', so that a burst from others
+        # cannot evict a packet of ours that a station may still ask for. The send window
+        # (below the count) keeps every unconfirmed packet of ours in it.
+        self.own_store = RetentionStore(params.retention_age, params.retention_count)
+        self.store = RetentionStore(params.retention_age, params.retention_count)
+        self.outbox: list[Outgoing] = []
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.seq = 0  # S_n (§2.1), unbounded; on the wire modulo 2**16
+        self.clock_offset = 0.0  # §2.8: added to our clock for timestamps
+        self.last_sent_at = 0.0  # our last multicast, for the keepalive
+
+    def knows_sequence(self) -> bool:
+        """Before a join answer we cannot tell a gap from history the image will bring."""
+        return self.phase not in (Phase.LISTENING, Phase.JOINING)
+
+    def serving(self) -> bool:
+        """Joined and not gone: delivering, repairing, reminding (§2.3, §2.4, §2.7)."""
+        return self.phase in (Phase.READY, Phase.LEAVING)
+
+    def stored(self, source: int, seq: int) -> RmpPacket | None:
+        store = self.own_store if source == self.member_id else self.store
+        return store.get(source, seq)
+
+    def timestamp(self, now: float) -> int:
+        return ntp_middle32(now + self.clock_offset)
+
+    def transmit(self, packet: RmpPacket, to: Address | None, now: float) -> None:
+        data = encode(packet)
+        assert len(data) <= MAX_DATAGRAM_OUT, len(data)
+        self.outbox.append((data, to))
+        self.counters["datagrams_sent"] += 1
+        if to is None:
+            self.last_sent_at = now
+
+    def send_control(
+        self, options: tuple[Nack | NackRange | Confirm, ...], to: Address | None, now: float
+    ) -> None:
+        """A packet without data; its header carries our current S_n (§4.1)."""
+        packet = RmpPacket(
+            seq=to_wire(self.seq),
+            timestamp=self.timestamp(now),
+            options=options,
+            source=self.member_id,
+        )
+        self.transmit(packet, to, now)

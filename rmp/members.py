@@ -1,0 +1,69 @@
+"""Who is in the group: stations heard, named, suspected and forgotten (RR-2100 §2.1, §2.3),
+as the application sees them (member_changed). The depth queue is ``StationList``'s (§2.5)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from coreapi import Address, MemberState
+from rmp.context import Shared
+from rmp.stations import Station
+
+Forgotten = Callable[[int], None]  # a station forgotten: drop what we were doing for it
+
+
+class Members:
+    """Adds stations to the shared list as they are heard or named, and watches their silence
+    (an extension: RMP has no liveness of its own). Keeps no state besides the list."""
+
+    def __init__(self, shared: Shared, forgotten: Forgotten) -> None:
+        self._s = shared
+        self._forgotten = forgotten
+
+    def heard(
+        self, ident: int, now: float, addr: Address | None, joining: bool = False
+    ) -> Station | None:
+        """A packet from ``ident`` (§2.3: any station heard is in the list); None if the list
+        is full."""
+        s = self._s
+        station = s.stations.get(ident)
+        if station is None:
+            station = s.stations.add(ident, 0, now)
+            if station is None:
+                s.counters["members_refused"] += 1
+                return None
+            station.state = MemberState.JOINING if joining else MemberState.ACTIVE
+            s.upper.member_changed(ident, station.state)
+        else:
+            station.last_heard = now
+            if station.state is not MemberState.ACTIVE and not joining:
+                station.state = MemberState.ACTIVE
+                s.upper.member_changed(ident, MemberState.ACTIVE)
+        if addr is not None:
+            station.address = addr
+        return station
+
+    def known(self, ident: int, now: float) -> Station | None:
+        """The station named in someone else's packet: known, or added, but not heard."""
+        station = self._s.stations.get(ident)
+        return station if station is not None else self.heard(ident, now, None)
+
+    def deadlines(self) -> Iterator[float]:
+        p = self._s.params
+        for station in self._s.stations:
+            active = station.state is MemberState.ACTIVE
+            yield station.last_heard + (p.suspect_after if active else p.forget_after)
+
+    def watch(self, now: float) -> None:
+        s = self._s
+        for station in s.stations:
+            if now >= station.last_heard + s.params.forget_after:
+                s.stations.remove(station.ident)
+                self._forgotten(station.ident)
+                s.upper.member_changed(station.ident, MemberState.LEFT)
+            elif (
+                now >= station.last_heard + s.params.suspect_after
+                and station.state is MemberState.ACTIVE
+            ):
+                station.state = MemberState.SUSPECTED
+                s.upper.member_changed(station.ident, MemberState.SUSPECTED)

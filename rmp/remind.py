@@ -1,0 +1,104 @@
+"""Confirmations (RR-2100 §2.3) and the emitter's side of the last packet problem (§2.4)."""
+
+from __future__ import annotations
+
+from coreapi import MemberState
+from coreapi.seqnum import to_wire, unwrap
+from rmp.context import MAX_PACKET, Shared
+from rmp.sequencing import Sequencer
+from rmp.stations import Station
+from rmp.wire import Confirm, Remind, RmpPacket
+
+
+class Reminder:
+    """Owns our last data packet and its reminders (count, next time), and the fair cursor over
+    the confirmations we owe; reads the confirmations others send."""
+
+    def __init__(self, shared: Shared, sequencer: Sequencer) -> None:
+        self._s = shared
+        self._sequencer = sequencer
+        self.last_data: RmpPacket | None = None
+        self.remind_count = 0
+        self.next_remind_at: float | None = None
+        self._confirm_cursor = 0
+
+    def sent(self, packet: RmpPacket, now: float) -> None:
+        """We multicast a new data packet (§2.2): it is the one to remind from now on."""
+        p = self._s.params
+        self.last_data = packet
+        self.remind_count = 0
+        self.next_remind_at = now + self._s.rng.uniform(p.remind_min, p.remind_max)
+
+    def hurry(self, now: float) -> None:
+        """The send window is closed: ask for confirmations now rather than at the next
+        reminder; a reminder is answered by every station that has our last packet (§2.4)."""
+        soon = now + self._s.params.remind_min
+        if self.next_remind_at is None or self.next_remind_at > soon:
+            self.next_remind_at = soon
+
+    def stop(self) -> None:
+        self.next_remind_at = None
+
+    def on_confirm(self, confirmer: Station, option: Confirm, now: float) -> None:
+        s = self._s
+        source = option.source
+        if source == s.member_id:
+            seq = unwrap(option.seq, s.seq)
+            confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
+            return
+        if source == confirmer.ident:
+            return
+        station = s.stations.get(source)
+        if station is None:
+            return  # never heard from it ourselves: no phantom stations from hearsay
+        # §2.6: a third station confirms a packet we never got.
+        self._sequencer.detect_gap(station, unwrap(option.seq, station.last_valid), now)
+
+    def confirm_options(self, budget: int) -> tuple[list[Confirm], list[Station]]:
+        """Confirm options for the stations whose last packet we have not confirmed yet in a
+        multicast data packet (A flag 0, §2.3), as many as ``budget`` bytes allow, fairly."""
+        owed = [s for s in self._s.stations if not s.confirmed and s.last_valid > 0]
+        if not owed:
+            return [], []
+        limit = max(0, budget // 8)
+        start = self._confirm_cursor % len(owed)
+        chosen = (owed[start:] + owed[:start])[:limit]
+        self._confirm_cursor += len(chosen)
+        return [Confirm(to_wire(s.last_valid), s.ident) for s in chosen], chosen
+
+    def all_confirmed(self) -> bool:
+        return all(
+            s.confirmed_mine >= self._s.seq
+            for s in self._s.stations
+            if s.state is not MemberState.LEFT
+        )
+
+    def remind(self, now: float) -> None:
+        s = self._s
+        if self.next_remind_at is None or now < self.next_remind_at:
+            return
+        last = self.last_data
+        if last is None or self.all_confirmed():
+            self.next_remind_at = None
+            return
+        if self.remind_count >= s.params.remind_limit:
+            self.next_remind_at = None
+            s.upper.protocol_event("remind_gave_up", {"seq": s.seq})
+            return
+        self.remind_count += 1
+        assert last.data is not None
+        budget = MAX_PACKET - last.wire_size - 4
+        confirms, _ = self.confirm_options(budget)
+        # §2.4: "the emitter must retransmit its last message periodically", the remind
+        # option first. Its confirmations do not set the A flags: only new data does.
+        reminder = RmpPacket(
+            seq=last.seq,
+            timestamp=last.timestamp,
+            options=(Remind(self.remind_count % 256), *confirms, *last.options[-1:]),
+            data=last.data,
+            s_bit=last.s_bit,
+            source=s.member_id,
+        )
+        s.transmit(reminder, None, now)
+        s.counters["reminders_sent"] += 1
+        self.next_remind_at = now + s.rng.uniform(s.params.remind_min, s.params.remind_max)

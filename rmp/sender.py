@@ -1,0 +1,165 @@
+"""Sending our data (RR-2100 §2.2), paced and windowed (§5), image parts included (§2.8)."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from coreapi import MemberState
+from coreapi.seqnum import to_wire
+from rmp.context import MAX_PACKET, Phase, Shared
+from rmp.image import split_image
+from rmp.ordering import Delivery
+from rmp.remind import Reminder
+from rmp.wire import Data, Image, RmpPacket
+
+MAX_PENDING_SENDS = 100_000
+
+
+@dataclass
+class ImageJob:
+    """An image we are sending (§2.8), paced and windowed on the joiner's confirmations."""
+
+    joiner: int
+    parts: deque[bytes]
+    total: int
+    started_at: float
+    progress_at: float
+    first_seq: int | None = None  # our S_n of its first part, once sent
+
+
+class Sender:
+    """Owns what we have yet to send: the drawing queue (``sends``), the images being sent
+    (``image_jobs``), whose turn it is, and when the pace allows the next packet."""
+
+    def __init__(self, shared: Shared, reminder: Reminder, delivery: Delivery) -> None:
+        self._s = shared
+        self._reminder = reminder
+        self._delivery = delivery
+        self.sends: deque[bytes] = deque()
+        self.image_jobs: dict[int, ImageJob] = {}
+        self._image_turn = False
+        self.next_send_at = 0.0
+
+    def queue(self, payload: bytes, now: float) -> None:
+        if len(self.sends) >= MAX_PENDING_SENDS:
+            raise RuntimeError("the rmp transport's send queue is full")
+        # Queued: sent when joined (§4.2.1: no data before the join is complete), at the pace.
+        self.sends.append(bytes(payload))
+        self._s.counters["sent"] += 1
+        self.pace(now)
+
+    def start_image(self, joiner: int, state: bytes, now: float) -> None:
+        # The image is tagged with its joiner's identifier: two joiners answered by one
+        # station each take their own (parts of both share our sequence).
+        parts = split_image(joiner, state, self._s.params.image_part)
+        self.image_jobs[joiner] = ImageJob(joiner, deque(parts), len(parts), now, now)
+        self._s.counters["images_sent"] += 1
+        self._s.upper.protocol_event(
+            "image_started", {"joiner": joiner, "bytes": len(state), "parts": len(parts)}
+        )
+        self.pace(now)
+
+    def deadlines(self) -> Iterator[float]:
+        if self.sendable():
+            yield self.next_send_at
+        if self.image_jobs:
+            stall = self._s.params.image_stall
+            yield min(job.progress_at for job in self.image_jobs.values()) + stall
+
+    def watch_image_jobs(self, now: float) -> None:
+        for joiner, job in list(self.image_jobs.items()):
+            station = self._s.stations.get(joiner)
+            if station is None or now >= job.progress_at + self._s.params.image_stall:
+                del self.image_jobs[joiner]  # it left, or stopped confirming: it will ask again
+                self._s.upper.protocol_event("image_abandoned", {"joiner": joiner})
+
+    def sendable(self) -> bool:
+        phase = self._s.phase
+        if phase is not Phase.READY and not (phase is Phase.LEAVING and self.sends):
+            return False
+        if not self.send_window_open():
+            return False
+        return bool(self.sends) or any(self._window_open(j) for j in self.image_jobs.values())
+
+    def send_window_open(self) -> bool:
+        """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
+        every active station, so none of them can leave the store before it is repaired."""
+        s = self._s
+        confirmed = [t.confirmed_mine for t in s.stations if t.state is MemberState.ACTIVE]
+        return s.seq - min(confirmed, default=s.seq) < s.params.window
+
+    def _window_open(self, job: ImageJob) -> bool:
+        station = self._s.stations.get(job.joiner)
+        if station is None or not job.parts:
+            return False
+        if job.first_seq is None:
+            return True
+        # Our packets since the image began that the joiner has not confirmed: they must stay
+        # in the retention store until it has them, so there may be no more than `window`.
+        unconfirmed = self._s.seq - max(station.confirmed_mine, job.first_seq - 1)
+        return unconfirmed < self._s.params.window
+
+    def pace(self, now: float) -> None:
+        """Emit queued data at ``rate`` packets a second: drawing first, then image parts
+        while the joiner's window is open."""
+        if not self._s.serving():
+            return
+        while now >= self.next_send_at:
+            if not self.send_window_open():
+                self._reminder.hurry(now)
+                return
+            job = next((j for j in self.image_jobs.values() if self._window_open(j)), None)
+            # Strokes and image parts take turns: a backlog of strokes must not starve an
+            # image until its joiner gives up (and asks, and is sent, another).
+            if self.sends and (job is None or not self._image_turn):
+                self._image_turn = True
+                self._emit(self.sends.popleft(), None, now)
+            else:
+                if job is None:
+                    return
+                self._image_turn = False
+                part = job.parts.popleft()
+                job.progress_at = now
+                if job.first_seq is None:
+                    job.first_seq = self._s.seq + 1
+                self._emit(part, job, now)
+                if not job.parts:
+                    del self.image_jobs[job.joiner]
+            self.next_send_at = max(self.next_send_at, now) + 1.0 / self._s.params.rate
+
+    def _emit(self, data: bytes, job: ImageJob | None, now: float) -> None:
+        """A new data packet (§2.2): the next S_n, our confirmations, multicast and stored."""
+        s = self._s
+        s.seq += 1
+        last = job is not None and not job.parts
+        final: Data | Image = Image(last=last) if job is not None else Data()
+        confirms, confirmed = self._reminder.confirm_options(MAX_PACKET - 24 - len(data))
+        packet = RmpPacket(
+            seq=to_wire(s.seq),
+            timestamp=s.timestamp(now),
+            options=(*confirms, final),
+            data=data,
+            s_bit=last,
+            source=s.member_id,
+        )
+        s.transmit(packet, None, now)
+        for station in confirmed:
+            station.confirmed = True  # §2.3: confirmed in a multicast data packet
+        s.own_store.put(s.member_id, s.seq, packet, now)
+        s.stations.emitted(s.member_id)  # §2.5: depth 0
+        self._reminder.sent(packet, now)
+        if job is not None:
+            s.counters["image_parts_sent"] += 1
+        else:
+            self._delivery.deliver(s.member_id, packet, now)
+
+    def keepalive(self, now: float) -> None:
+        s = self._s
+        if not s.serving() or now < s.last_sent_at + s.params.keepalive:
+            return
+        # Extension: RMP is silent when idle, so a periodic control packet (our confirmations,
+        # and our S_n in its header) keeps us known alive and lets others see a lost last packet.
+        confirms, _ = self._reminder.confirm_options(MAX_PACKET - 16)
+        s.send_control(tuple(confirms), None, now)

@@ -1,0 +1,142 @@
+"""The station list and the depth virtual queue (RR-2100 §2.1, §2.5), and ``Members`` (who is
+heard, named, suspected, forgotten), driven alone: no core, no packets."""
+
+from __future__ import annotations
+
+from coreapi import MemberState
+from rmp.members import Members
+from rmp.stations import MAX_STATIONS, StationList
+from tests.rmp.core_harness import A, B, C, D, J, addr_of
+from tests.rmp.parts import Context
+from whiteboard.transport.events import MemberChanged
+
+
+def depths(stations: StationList) -> dict[int, int]:
+    return {s.ident: s.depth for s in stations}
+
+
+def queue(*others: int) -> StationList:
+    """Our list as a joiner builds it: ``others`` heard in this order, then joined (§2.5)."""
+    stations = StationList(J)
+    for ident in others:
+        assert stations.add(ident, 0, 0.0) is not None
+    stations.joined()
+    return stations
+
+
+def test_s2_5_a_new_station_goes_to_the_back_of_the_queue() -> None:
+    stations = StationList(J)
+    for ident in (A, B, C):
+        stations.add(ident, 0, 0.0)
+    assert depths(stations) == {A: 1, B: 2, C: 3} and stations.depth == 0
+
+
+def test_s2_5_on_joining_our_depth_is_the_number_of_stations_plus_one() -> None:
+    assert queue(A, B, C).depth == 4
+    assert queue().depth == 1
+
+
+def test_s2_5_a_station_added_after_joining_goes_behind_us() -> None:
+    stations = queue(A, B)
+    stations.add(C, 0, 1.0)
+    assert depths(stations)[C] == stations.depth + 1 == 4
+
+
+def test_s2_5_the_emitter_goes_to_the_front_and_those_before_it_move_back() -> None:
+    stations = queue(A, B, C)  # A 1, B 2, C 3, us 4
+    stations.emitted(C)
+    assert depths(stations) == {A: 2, B: 3, C: 0}
+    assert stations.depth == 4  # we were behind C: unmoved
+
+
+def test_s2_5_our_depth_grows_when_a_station_behind_us_emits() -> None:
+    stations = queue(A, B)  # A 1, B 2, us 3
+    stations.add(C, 0, 1.0)  # C 4, behind us
+    stations.emitted(C)
+    assert stations.depth == 4 and depths(stations) == {A: 2, B: 3, C: 0}
+
+
+def test_s2_5_when_we_emit_we_are_at_depth_zero_and_everyone_moves_back() -> None:
+    stations = queue(A, B, C)
+    stations.emitted(J)
+    assert stations.depth == 0 and depths(stations) == {A: 2, B: 3, C: 4}
+
+
+def test_s2_5_an_unknown_emitter_changes_nothing() -> None:
+    stations = queue(A, B)
+    stations.emitted(D)
+    assert stations.depth == 3 and depths(stations) == {A: 1, B: 2}
+
+
+def test_the_station_list_is_bounded() -> None:
+    stations = StationList(J)
+    for ident in range(1, MAX_STATIONS + 1):
+        assert stations.add(ident, 0, 0.0) is not None
+    assert stations.add(MAX_STATIONS + 1, 0, 0.0) is None and len(stations) == MAX_STATIONS
+
+
+def test_removing_a_station_leaves_the_others_in_order() -> None:
+    stations = queue(A, B, C)
+    stations.remove(B)
+    assert B not in stations and [s.ident for s in stations] == [A, C]
+
+
+# -- Members --------------------------------------------------------------------------------
+
+
+def members(**params: object) -> tuple[Context, Members, list[int]]:
+    ctx = Context(J, **params)
+    forgotten: list[int] = []
+    return ctx, Members(ctx.shared, forgotten.append), forgotten
+
+
+def test_a_station_heard_is_added_and_reported_with_its_address() -> None:
+    ctx, part, _ = members()
+    station = part.heard(A, 1.0, addr_of(A))
+    assert station is not None and station.address == addr_of(A) and station.last_heard == 1.0
+    assert ctx.shared.stations.get(A) is station
+    assert ctx.drain() == [MemberChanged(A, MemberState.ACTIVE)]
+
+
+def test_a_joining_station_is_reported_joining_then_active_when_heard_again() -> None:
+    ctx, part, _ = members()
+    part.heard(A, 1.0, addr_of(A), joining=True)
+    again = part.heard(A, 2.0, None)
+    assert again is not None and again.address == addr_of(A) and again.last_heard == 2.0
+    assert ctx.drain() == [
+        MemberChanged(A, MemberState.JOINING),
+        MemberChanged(A, MemberState.ACTIVE),
+    ]
+
+
+def test_a_station_named_by_another_is_known_without_an_address() -> None:
+    _, part, _ = members()
+    station = part.known(B, 1.0)
+    assert station is not None and station.address is None
+    assert part.known(B, 5.0) is station and station.last_heard == 1.0  # named, not heard
+
+
+def test_a_full_list_refuses_a_station_and_counts_it() -> None:
+    ctx, part, _ = members()
+    for ident in range(1, MAX_STATIONS + 1):
+        ctx.shared.stations.add(ident, 0, 0.0)
+    assert part.heard(0xFFFF, 1.0, None) is None
+    assert ctx.shared.counters["members_refused"] == 1
+
+
+def test_a_silent_station_is_suspected_then_forgotten() -> None:
+    ctx, part, forgotten = members(suspect_after=20.0, forget_after=60.0)
+    part.heard(A, 0.0, addr_of(A))
+    assert list(part.deadlines()) == [20.0]
+    part.watch(19.9)
+    station = ctx.shared.stations.get(A)
+    assert station is not None and station.state is MemberState.ACTIVE
+    part.watch(20.0)
+    assert station.state is MemberState.SUSPECTED
+    assert list(part.deadlines()) == [60.0]
+    part.watch(60.0)
+    assert A not in ctx.shared.stations and forgotten == [A]
+    assert ctx.drain()[-2:] == [
+        MemberChanged(A, MemberState.SUSPECTED),
+        MemberChanged(A, MemberState.LEFT),
+    ]

@@ -1,0 +1,259 @@
+"""Joining and the image (RR-2100 §2.8, §5) alone: ``Joiner`` (our join) and ``JoinAnswers``
+(answering others'), each on a bare context with its links stubbed; no core around them."""
+
+from __future__ import annotations
+
+from rmp.answer import Answer, JoinAnswers
+from rmp.context import Phase
+from rmp.image import split_image
+from rmp.join import Joiner, JoinLinks
+from rmp.ordering import Delivery
+from rmp.sequencing import Sequencer
+from rmp.stations import Station
+from rmp.wire import Confirm, Image, Join, RmpPacket, ntp_middle32
+from tests.rmp.core_harness import A, B, J, addr_of, control_packet, data_packet, payload_of
+from tests.rmp.parts import Consumed, Context
+from whiteboard.transport.events import (
+    BoardStateReceived,
+    BoardStateRequested,
+    Delivered,
+    Failure,
+    Ready,
+)
+
+
+class Joining:
+    """A Joiner whose links record: phases entered, paces asked for; held packets are
+    delivered through a real Delivery."""
+
+    def __init__(self, phase: Phase = Phase.NEW, **params: object) -> None:
+        self.ctx = Context(J, phase, **params)
+        self.phases: list[Phase] = []
+        self.paced: list[float] = []
+        self.consumed = Consumed()
+        self.sequencer = Sequencer(self.ctx.shared, self.consumed)
+        links = JoinLinks(
+            self.sequencer, Delivery(self.ctx.shared), self.known, self.enter, self.paced.append
+        )
+        self.part = Joiner(self.ctx.shared, links)
+
+    def enter(self, phase: Phase, now: float) -> None:
+        self.ctx.shared.phase = phase
+        self.phases.append(phase)
+
+    def known(self, ident: int, now: float) -> Station | None:
+        station = self.ctx.shared.stations.get(ident)
+        return station if station is not None else self.ctx.station(ident)
+
+
+def join_numbers(joining: Joining) -> list[tuple[int, object]]:
+    """The join requests sent since the last call: their numbers and destinations."""
+    sent = joining.ctx.sent()
+    joins = [(p.options[0], to) for p, to in sent if isinstance(p.options[0], Join)]
+    assert len(joins) == len(sent)
+    return [(join.join_number, to) for join, to in joins]
+
+
+def image_packets(source: int, first_seq: int, state: bytes, joiner: int = J) -> list[RmpPacket]:
+    parts = split_image(joiner, state, 1024)
+    last = len(parts) - 1
+    return [
+        RmpPacket(
+            seq=first_seq + i,
+            timestamp=0,
+            options=(Image(i == last),),
+            data=part,
+            s_bit=i == last,
+            source=source,
+        )
+        for i, part in enumerate(parts)
+    ]
+
+
+def answer_packet(answerer: int, at: float, *listed: tuple[int, int]) -> RmpPacket:
+    confirms = [Confirm(seq, ident) for ident, seq in listed]
+    return control_packet(answerer, listed[0][1], at, Join(0, answer=True), *confirms)
+
+
+# -- our join -----------------------------------------------------------------------------------
+
+
+def test_s2_8_join_numbers_grow_each_interval_then_the_station_is_alone() -> None:
+    joining = Joining(join_tries=3, join_interval=1.0)
+    joining.part.start(0.0)
+    assert joining.phases == [Phase.JOINING]
+    for now in (0.5, 1.0, 2.0):
+        joining.part.timers(now)
+    assert join_numbers(joining) == [(0, None), (1, None), (2, None)]
+    joining.part.timers(3.0)
+    assert joining.phases == [Phase.JOINING, Phase.READY] and joining.paced == [3.0]
+    assert joining.ctx.shared.stations.depth == 1 and joining.part.next_join_at is None
+    assert Ready() in joining.ctx.drain()
+    assert not [e for e in joining.ctx.events if isinstance(e, Failure)]  # nobody heard
+
+
+def test_s5_a_passive_joiner_listens_then_asks_the_first_station_heard_directly() -> None:
+    joining = Joining(passive_join=True, join_tries=5, join_interval=1.0)
+    joining.part.start(0.0)
+    assert joining.phases == [Phase.LISTENING] and joining.part.next_join_at == 5.0
+    assert list(joining.part.deadlines()) == [5.0]
+    joining.part.heard(joining.ctx.station(A), 1.0)
+    assert joining.phases == [Phase.LISTENING, Phase.JOINING]
+    assert join_numbers(joining) == [(255, addr_of(A))]  # 255 obliges it whatever its depth
+    assert joining.part.heard_active and joining.part.heard_from == A
+
+
+def test_s2_8_with_a_busy_group_heard_later_tries_go_to_a_station_heard() -> None:
+    joining = Joining(join_tries=2, join_tries_when_heard=3, join_interval=1.0)
+    joining.part.start(0.0)
+    joining.part.heard(joining.ctx.station(A), 0.5)
+    for now in (1.0, 2.0):
+        joining.part.timers(now)
+    assert join_numbers(joining) == [(0, None), (1, None), (255, addr_of(A))]
+    joining.part.timers(3.0)
+    assert joining.phases[-1] is Phase.READY
+    (failure,) = [e for e in joining.ctx.drain() if isinstance(e, Failure)]
+    assert "no member answered" in failure.reason
+
+
+def test_s2_8_the_answer_sets_each_sequence_our_s_n_and_starts_the_image() -> None:
+    joining = Joining(Phase.JOINING)
+    b = joining.ctx.station(B)
+    joining.sequencer.on_data(b, data_packet(B, 9, 0.1), 0.1, live=True)  # in the image
+    joining.sequencer.on_data(b, data_packet(B, 12, 0.1), 0.1, live=True)  # after it
+    a = joining.ctx.station(A)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4), (B, 9), (J, 7)), 0.5)
+    assert joining.phases == [Phase.IMAGE] and joining.part.answerer == A
+    assert joining.ctx.shared.seq == 7  # §2.8: a rejoining station resumes its S_n
+    assert (a.last_valid, b.last_valid) == (4, 9) and list(b.waiting) == [12]
+    assert sorted(b.missing) == [10, 11]  # between the list and what waits
+    assert joining.ctx.shared.clock_offset == 0.0  # under 0.5 s: taken as null
+    assert list(joining.part.deadlines()) == [0.5 + 20.0]  # image_stall
+    (event,) = joining.ctx.protocol_events("join_answered")
+    assert event.fields["answerer"] == A and event.fields["stations"] == 2
+
+
+def test_s2_8_the_clock_offset_is_taken_from_the_answers_timestamp() -> None:
+    joining = Joining(Phase.JOINING)
+    a = joining.ctx.station(A)
+    answer = answer_packet(A, 0.0, (A, 4))
+    stamped = RmpPacket(
+        seq=answer.seq, timestamp=ntp_middle32(102.0), options=answer.options, source=A
+    )
+    joining.part.on_answer(a, stamped, 2.0)
+    assert abs(joining.ctx.shared.clock_offset - 100.0) < 1e-3
+
+
+def test_s2_8_the_image_parts_make_the_board_then_held_drawings_are_delivered() -> None:
+    joining = Joining(Phase.JOINING)
+    a, b = joining.ctx.station(A), joining.ctx.station(B)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4), (B, 9)), 0.5)
+    b.last_valid = 10
+    joining.part.hold(b, data_packet(B, 10, 0.6))
+    state = b"S" * 2500
+    parts = image_packets(A, 5, state)
+    for index, packet in enumerate(parts):
+        a.last_valid = 5 + index
+        joining.part.on_image_part(a, packet, 0.7 + index / 10)
+    events = joining.ctx.drain()
+    kinds = [type(e) for e in events if isinstance(e, BoardStateReceived | Ready | Delivered)]
+    assert kinds == [BoardStateReceived, Ready, Delivered]
+    assert BoardStateReceived(state) in events
+    assert [e.payload for e in events if isinstance(e, Delivered)] == [payload_of(B, 10)]
+    assert joining.phases == [Phase.IMAGE, Phase.READY]
+    ((confirm, to),) = joining.ctx.sent()  # our progress, to the answerer (§5)
+    assert confirm.options == (Confirm(7, A),) and to == addr_of(A)
+
+
+def test_an_image_for_another_joiner_is_ignored() -> None:
+    joining = Joining(Phase.JOINING)
+    a = joining.ctx.station(A)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4)), 0.5)
+    joining.part.on_image_part(a, image_packets(A, 5, b"x", joiner=B)[0], 0.6)
+    assert joining.part.image is None and joining.phases == [Phase.IMAGE]
+
+
+def test_s2_8_held_drawings_the_new_list_counts_are_dropped() -> None:
+    joining = Joining(Phase.JOINING)
+    a, b = joining.ctx.station(A), joining.ctx.station(B)
+    for seq in (8, 9, 10):
+        b.last_valid = seq
+        joining.part.hold(b, data_packet(B, seq, 0.1))
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4), (B, 9)), 0.5)
+    assert [h.seq for h in joining.part.held] == [10]
+
+
+def test_a_stalled_image_asks_again() -> None:
+    joining = Joining(Phase.JOINING, image_stall=5.0)
+    a = joining.ctx.station(A)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4)), 0.5)
+    joining.part.timers(5.4)
+    assert joining.phases == [Phase.IMAGE]
+    joining.part.timers(5.5)
+    assert joining.phases == [Phase.IMAGE, Phase.JOINING] and joining.part.answerer is None
+    assert join_numbers(joining) == [(0, None)]
+    assert [e.fields for e in joining.ctx.protocol_events("image_stalled")] == [{"answerer": A}]
+
+
+# -- answering others' joins --------------------------------------------------------------------
+
+
+class Answering:
+    def __init__(self, **params: object) -> None:
+        self.ctx = Context(A, Phase.READY, **params)
+        self.sending: set[int] = set()
+        self.part = JoinAnswers(self.ctx.shared, self.sending.__contains__)
+
+    def requests(self) -> list[int]:
+        return [e.request for e in self.ctx.drain() if isinstance(e, BoardStateRequested)]
+
+
+def test_s2_8_a_station_whose_depth_allows_asks_for_the_board_at_once() -> None:
+    answering = Answering()
+    joiner = answering.ctx.station(J)
+    answering.ctx.station(B, last_valid=3)
+    answering.ctx.shared.seq = 6
+    answering.ctx.shared.stations.depth = 1
+    answering.part.on_request(joiner, Join(0), 1.0)
+    assert answering.requests() == []
+    answering.part.on_request(joiner, Join(1), 1.0)
+    assert answering.requests() == [1]
+    answer = answering.part.take(1)
+    assert answer == Answer(J, {J: 0, B: 3, A: 6}, 1) and answering.part.take(1) is None
+
+
+def test_s2_8_the_answer_lists_us_first_and_is_repeated_for_a_repeated_request() -> None:
+    answering = Answering()
+    joiner = answering.ctx.station(J)
+    answering.part.send_answer(Answer(J, {J: 0, B: 3, A: 6}, 2), 1.0)
+    ((packet, to),) = answering.ctx.sent()
+    assert to is None  # multicast: others hear the join is answered
+    assert packet.options == (Join(2, answer=True), Confirm(6, A), Confirm(0, J), Confirm(3, B))
+    answering.part.on_request(joiner, Join(3), 2.0)
+    ((again, _),) = answering.ctx.sent()
+    assert again.options == packet.options and answering.requests() == []
+    assert list(answering.part.deadlines()) == [1.0 + 20.0]
+    answering.part.forget(21.0)
+    assert answering.part.answered == {}
+
+
+def test_an_answer_heard_from_another_station_makes_ours_stand_down() -> None:
+    answering = Answering(answer_spread=0.2, seed=1)
+    joiner = answering.ctx.station(J)
+    answering.part.on_request(joiner, Join(255), 1.0)
+    ((due, number),) = answering.part.due.values()
+    assert 1.0 < due <= 1.2 and number == 255
+    answering.part.heard_answer(answer_packet(B, 1.0, (B, 1), (J, 0)), 1.01)
+    answering.part.answer_due(due)
+    assert answering.requests() == [] and answering.part.due == {}
+
+
+def test_no_second_answer_while_an_image_is_on_its_way_or_before_ready() -> None:
+    answering = Answering()
+    joiner = answering.ctx.station(J)
+    answering.sending.add(J)
+    answering.part.on_request(joiner, Join(255), 1.0)
+    answering.sending.clear()
+    answering.ctx.shared.phase = Phase.IMAGE
+    answering.part.on_request(joiner, Join(255), 1.0)
+    assert answering.requests() == [] and answering.part.due == {}
