@@ -86,5 +86,9 @@ DESCRIPTION = TransportDescription(
     check=params_from_mapping,
     live_strokes=True,
     resyncable=True,
-    events={"nack_sent": EventKind.NACK_SENT, "retransmission": EventKind.RETRANSMISSION},
+    events={
+        "nack_sent": EventKind.NACK_SENT,
+        "retransmission": EventKind.RETRANSMISSION,
+        "phase": EventKind.PHASE,
+    },
 )
