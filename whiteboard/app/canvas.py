@@ -9,7 +9,7 @@ that delivers after a round trip.
 
 What is shown is kept in three layers, so that a 10,000-stroke board stays fluid:
 
-* the *scene* (:class:`~whiteboard.app.hit.Scene`): every shown object with its shown offset
+* the *scene* (:class:`~whiteboard.app.scene_index.Scene`): every shown object with its shown offset
   and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`, or, for a
   board shown afresh (a state loaded, a replay's jump), by comparing it with what is shown:
   what did not change keeps its place, bounds, path and tiles;
@@ -56,7 +56,6 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
-from whiteboard.app.hit import Item, Scene, Shown, ZOrder
 from whiteboard.app.render import (
     TILE,
     TileCache,
@@ -66,6 +65,7 @@ from whiteboard.app.render import (
     paint_parts,
     text_box,
 )
+from whiteboard.app.scene_index import Item, Scene, Shown, ZOrder
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
 from whiteboard.app.view import (
     ZOOM_STEP,

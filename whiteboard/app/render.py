@@ -35,7 +35,7 @@ from PySide6.QtGui import (
     QTransform,
 )
 
-from whiteboard.app.hit import Item, arrow_head, content_bounds
+from whiteboard.app.scene_index import Item, arrow_head, content_bounds
 from whiteboard.app.view import Rect, View, rect_intersects
 from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, Shape, Stroke, Text, Tool
 
