@@ -5,7 +5,9 @@ It never applies its own ops: it hands them to ``on_local_op`` and the transport
 back like anyone else's, so this board and every other one apply the same ops in the same
 order. Until then a sent op is shown as *pending*: a drawing is painted over the board, a
 move shows its objects moved and an erase hides them, so nothing blinks even on a transport
-that delivers after a round trip.
+that delivers after a round trip. Which objects these are, and how each is shown, is the
+Qt-free model's to say (:class:`~whiteboard.app.local_edits.LocalEdits`, which also holds the
+objects a tool lifted); the widget keeps its layers in step with it.
 
 What is shown is kept in three layers, so that a 10,000-stroke board stays fluid:
 
@@ -39,8 +41,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -56,6 +57,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QWidget
 
+from whiteboard.app.local_edits import LocalEdits, is_pending_order, targets
 from whiteboard.app.render import (
     TILE,
     TileCache,
@@ -65,7 +67,7 @@ from whiteboard.app.render import (
     paint_parts,
     text_box,
 )
-from whiteboard.app.scene_index import Item, Scene, Shown, ZOrder
+from whiteboard.app.scene_index import Item, Scene, ZOrder
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
 from whiteboard.app.view import (
     ZOOM_STEP,
@@ -81,17 +83,11 @@ from whiteboard.app.view import (
 from whiteboard.board import (
     MAX_OP_BYTES,
     Board,
-    BoardObject,
     Change,
     DrawingOp,
-    Erase,
-    Move,
     Op,
     OpId,
     OrderKey,
-    Shape,
-    Stroke,
-    Text,
 )
 
 BACKGROUND = QColor(255, 255, 255)
@@ -123,9 +119,6 @@ RECENT_LIMIT = 64
 # While the tiles in view are being rendered (after a zoom), settling waits this long again.
 FOLD_RETRY_MS = 100
 
-# Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
-_PENDING_FIRST = 2**64
-
 BoardSource = Callable[[], Board]
 OpSink = Callable[[Op], None]
 GestureSink = Callable[[list[OpId]], None]
@@ -135,15 +128,6 @@ _CURSORS = {
     ToolKind.TEXT: Qt.CursorShape.IBeamCursor,
     ToolKind.SELECT: Qt.CursorShape.ArrowCursor,
 }
-
-
-def _targets(op: Op) -> tuple[OpId, ...]:
-    """The objects whose showing an op changes while it is pending."""
-    if isinstance(op, Stroke | Shape | Text):
-        return (op.id,)
-    if isinstance(op, Erase | Move):
-        return op.targets
-    return ()
 
 
 class BoardCanvas(QWidget):
@@ -182,13 +166,8 @@ class BoardCanvas(QWidget):
         self.live_interval_ms = LIVE_INTERVAL_MS
         self._read_only = False
 
-        self._pending: dict[OpId, Op] = {}  # sent, not delivered back yet
-        self._pending_seq: dict[OpId, int] = {}
-        self._sequence = itertools.count()
-        self._erasing: Counter[OpId] = Counter()  # targets of pending erases
-        self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
-        self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
-        self._lift_offset = (0.0, 0.0)
+        # Ops sent and not delivered back, lifted objects: what the user sees of them.
+        self._edits = LocalEdits()
         self._selection: tuple[OpId, ...] = ()
 
         self._scene = Scene(bounds, text_box)
@@ -299,7 +278,7 @@ class BoardCanvas(QWidget):
             self._tool.erase_selection()
 
     def pending_ops(self) -> tuple[OpId, ...]:
-        return tuple(self._pending)
+        return self._edits.pending_ids()
 
     @property
     def scene(self) -> Scene:
@@ -372,10 +351,8 @@ class BoardCanvas(QWidget):
 
     def send(self, op: Op) -> None:
         """Show ``op`` as pending and hand it to ``on_local_op``."""
-        before = self._capture(_targets(op))
-        self._pending[op.id] = op
-        self._pending_seq[op.id] = next(self._sequence)
-        self._recount()
+        before = self._capture(targets(op))
+        self._edits.send(op)
         self._apply(before)
         # Last: the transport may deliver it back (and call board_changed) before returning.
         if self.on_local_op is not None:
@@ -397,13 +374,12 @@ class BoardCanvas(QWidget):
         self.update(QRectF(x0, y0, x1 - x0, y1 - y0).toAlignedRect())
 
     def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
-        ids = set(self._lifted) | set(lifted)
+        ids = set(self._edits.lifted) | set(lifted)
         before = self._capture(ids)
         # Where each was shown and is shown now: lifted or not, in the tiles or over them
         # (an object that stays out of the tiles, a recent one, is no change to them).
         rects = [r for item, _ in before.values() if item is not None for r in self._rects(item)]
-        self._lifted = dict(lifted)
-        self._lift_offset = (dx, dy)
+        self._edits.lift(lifted, dx, dy)
         self._apply(before)
         scene = self._scene
         rects += [r for i in ids if (item := scene.get(i)) for r in self._rects(item)]
@@ -429,13 +405,11 @@ class BoardCanvas(QWidget):
 
     def forget_pending(self, op_id: OpId) -> None:
         """``op_id`` will never be delivered (sending it failed): stop showing it."""
-        op = self._pending.get(op_id)
+        op = self._edits.pending(op_id)
         if op is None:
             return
-        before = self._capture(_targets(op))
-        del self._pending[op_id]
-        self._pending_seq.pop(op_id, None)
-        self._recount()
+        before = self._capture(targets(op))
+        self._edits.withdraw(op_id)
         self._apply(before)
 
     def board_changed(self, change: Change | None = None) -> None:
@@ -443,21 +417,18 @@ class BoardCanvas(QWidget):
         if change is None or self.board is not self._shown_board:
             self._rebuild()
             return
-        pending = self._pending.get(change.op_id)
+        pending = self._edits.pending(change.op_id)
         ids = set(change.affected)
         if pending is not None:
-            ids.update(_targets(pending))
+            ids.update(targets(pending))
         if not ids:
             if pending is not None:
-                del self._pending[change.op_id]
-                self._pending_seq.pop(change.op_id, None)
+                self._edits.withdraw(change.op_id)
             # Nothing visible changed (a duplicate, an undo of an op not here yet).
             return
         before = self._capture(ids)
         if pending is not None:
-            del self._pending[change.op_id]
-            self._pending_seq.pop(change.op_id, None)
-            self._recount()
+            self._edits.withdraw(change.op_id)
         self._apply(before)
         self._prune_selection()
 
@@ -465,47 +436,11 @@ class BoardCanvas(QWidget):
         """How many delivered objects wait above the tiles (see the module docstring)."""
         return len(self._recent)
 
-    def _recount(self) -> None:
-        erasing: Counter[OpId] = Counter()
-        moving: dict[OpId, tuple[float, float]] = {}
-        for op in self._pending.values():
-            if isinstance(op, Erase):
-                erasing.update(op.targets)
-            elif isinstance(op, Move):
-                for target in op.targets:
-                    mx, my = moving.get(target, (0.0, 0.0))
-                    moving[target] = (mx + op.dx, my + op.dy)
-        self._erasing = erasing
-        self._moving = moving
-
-    def _state(self, op_id: OpId) -> tuple[Op, float, float, ZOrder] | None:
-        """How ``op_id`` is to be shown: the board's object, or a pending drawing, with the
-        pending moves and erases taken into account."""
-        if self._erasing.get(op_id):
-            return None
-        board = self.board
-        obj = board.object(op_id)
-        if obj is not None:
-            op: Op = obj.op
-            dx, dy = obj.dx, obj.dy
-            order: ZOrder = (board.key(op_id), op_id)
-        else:
-            pending = self._pending.get(op_id)
-            if not isinstance(pending, Stroke | Shape | Text):
-                return None
-            op, dx, dy = pending, 0.0, 0.0
-            order = ((_PENDING_FIRST, self._pending_seq[op_id]), op_id)
-        moved = self._moving.get(op_id)
-        if moved is not None:
-            dx += moved[0]
-            dy += moved[1]
-        return op, dx, dy, order
-
     def _tiled(self, item: Item) -> bool:
         """Whether an object is painted in the tiles: delivered and settled (not above the
         tiles' top; pending drawings sort above every delivered object), not lifted."""
         top = self._tile_top
-        return top is not None and item.order <= top and item.id not in self._lifted
+        return top is not None and item.order <= top and item.id not in self._edits.lifted
 
     def _tile_items(self, rect: Rect) -> list[Item]:
         top = self._tile_top
@@ -517,7 +452,7 @@ class BoardCanvas(QWidget):
         while end and items[end - 1].order > top:
             end -= 1
         del items[end:]
-        lifted = self._lifted
+        lifted = self._edits.lifted
         if not lifted:
             return items  # a replay's tens of thousands: no filtering
         return [item for item in items if item.id not in lifted]
@@ -531,7 +466,7 @@ class BoardCanvas(QWidget):
         return before
 
     def _reshow(self, op_id: OpId) -> Item | None:
-        state = self._state(op_id)
+        state = self._edits.showing(self.board, op_id)
         old = self._scene.get(op_id)
         if state is None:
             if old is not None:
@@ -539,7 +474,6 @@ class BoardCanvas(QWidget):
                 self._tiles.forget(op_id)
             return None
         op, dx, dy, order = state
-        assert isinstance(op, Stroke | Shape | Text)
         if (
             old is not None
             and old.op is op
@@ -580,7 +514,7 @@ class BoardCanvas(QWidget):
             new = self._reshow(op_id)
             if (
                 new is not None
-                and new.order[0][0] != _PENDING_FIRST
+                and not is_pending_order(new.order)
                 and (top is None or new.order > top)
             ):
                 recent[op_id] = new.order
@@ -671,7 +605,7 @@ class BoardCanvas(QWidget):
         before ``deadline``) into the tiles. Each is above everything in them, so it is
         painted over them; the screen does not change."""
         lowest = sorted(self._recent.items(), key=lambda entry: entry[1])
-        scene, lifted = self._scene, self._lifted
+        scene, lifted = self._scene, self._edits.lifted
         for op_id, order in lowest[:count]:
             del self._recent[op_id]
             self._tile_top = order
@@ -694,10 +628,8 @@ class BoardCanvas(QWidget):
         only where something changed."""
         board = self.board
         self._shown_board = board
-        for op_id in [i for i in self._pending if i in board]:
-            del self._pending[op_id]
-            self._pending_seq.pop(op_id, None)
-        self._recount()
+        edits = self._edits
+        edits.drop_delivered(board)
         scene = self._scene
         objects = board.objects()
         # Every delivered object goes into the tiles now, the recent ones too: none of this
@@ -710,19 +642,19 @@ class BoardCanvas(QWidget):
             self._tile_top = (board.key(op_id), op_id)
         else:
             self._tile_top = None
-        if self._erasing or self._moving:
-            gone, new = scene.update(self._shown_objects(board, objects))
+        if edits.changes_delivered:
+            gone, new = scene.update(edits.shown_objects(board, objects))
         else:
             # The usual case, and a replay's: the board's objects as they are, then the
             # pending drawings.
-            gone, new = scene.update(self._shown_pending(), objects, board.key)
+            gone, new = scene.update(edits.shown_pending(board), objects, board.key)
         self._forget_paths(itertools.chain(gone, scene.take_let_go()))
-        lifted = self._lifted
+        lifted = edits.lifted
         if old_top is None:
             gone = []  # nothing was in the tiles
-        elif recent or self._pending or lifted:
+        elif recent or edits.has_pending or lifted:
             gone = [item for item in gone if item.order <= old_top and item.id not in lifted]
-        if self._pending or lifted:
+        if edits.has_pending or lifted:
             new = [item for item in new if self._tiled(item)]
         # The recent objects that stay as they were are new to the tiles as well.
         new_ids = {item.id for item in new}
@@ -730,7 +662,7 @@ class BoardCanvas(QWidget):
             item = scene.get(op_id)
             if item is not None and op_id not in new_ids and self._tiled(item):
                 new.append(item)
-        self._lifted = {i: a for i, a in lifted.items() if i in scene}
+        edits.keep_lifted(scene)
         if len(gone) + len(new) <= MAX_DIRTY_RECTS:
             # A few objects: repainted where they paint, as for a Change (an object moved is
             # not new to the tiles).
@@ -745,51 +677,13 @@ class BoardCanvas(QWidget):
         self._prune_selection()
         self.update()
 
-    def _shown_objects(self, board: Board, objects: list[BoardObject]) -> Iterator[Shown]:
-        """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
-        erases and moves leave them, then the pending drawings."""
-        key = board.key
-        erasing, moving = self._erasing, self._moving
-        for obj in objects:
-            op = obj.op
-            op_id = op.id
-            if erasing.get(op_id):
-                continue
-            dx, dy = obj.dx, obj.dy
-            moved = moving.get(op_id)
-            if moved is not None:
-                dx += moved[0]
-                dy += moved[1]
-            yield op, dx, dy, (key(op_id), op_id)
-        yield from self._shown_pending()
-
-    def _shown_pending(self) -> Iterator[Shown]:
-        """The pending drawings to show, in the order they were drawn."""
-        for op_id, op in self._pending.items():
-            if isinstance(op, Stroke | Shape | Text):
-                state = self._state(op_id)
-                if state is not None:
-                    drawing, dx, dy, order = state
-                    assert isinstance(drawing, Stroke | Shape | Text)
-                    yield drawing, dx, dy, order
-
     def _prune_selection(self) -> None:
         if any(i not in self._scene for i in self._selection):
             self.set_selection(self._selection)
 
     def _rects(self, item: Item) -> list[Rect]:
         """Where an object is, and where it is shown if a tool lifted it."""
-        if item.id not in self._lifted:
-            return [item.rect]
-        return [item.rect, self._lifted_rect(item)]
-
-    def _lifted_rect(self, item: Item) -> Rect:
-        """Where an object is shown: moved by the drag if a tool lifted it."""
-        if item.id not in self._lifted:
-            return item.rect
-        dx, dy = self._lift_offset
-        x0, y0, x1, y1 = item.rect
-        return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+        return self._edits.rects(item.id, item.rect)
 
     def _refresh_all(self, rects: list[Rect]) -> None:
         if len(rects) > MAX_DIRTY_RECTS:
@@ -857,7 +751,7 @@ class BoardCanvas(QWidget):
         """Paint, where they meet ``exposed`` (a board rectangle), the recent objects as
         if they were in the tiles, then the pending drawings and the lifted objects, bottom
         first."""
-        scene, lifted = self._scene, self._lifted
+        scene, lifted = self._scene, self._edits.lifted
         origin = (view.ox, view.oy)
         # Objects shown as they are, as in the tiles: each cut down to its part in ``exposed``
         # (a repaint where a recent object or a late one arrived is a small area).
@@ -865,11 +759,11 @@ class BoardCanvas(QWidget):
         if recent:
             recent.sort(key=_z)
             self._tiles.paint_over(painter, origin, recent, exposed)
-        ids = dict.fromkeys(itertools.chain(self._pending, lifted))
+        ids = dict.fromkeys(itertools.chain(self._edits.pending_ids(), lifted))
         items = [scene.get(i) for i in ids]
         shown = sorted((item for item in items if item is not None), key=_z)
         scale = view.scale
-        lift_dx, lift_dy = self._lift_offset
+        lift_dx, lift_dy = self._edits.lift_offset
         run: list[Item] = []
         for item in shown:
             opacity = lifted.get(item.id)
@@ -879,7 +773,7 @@ class BoardCanvas(QWidget):
             if run:
                 self._tiles.paint_over(painter, origin, run, exposed)
                 run = []
-            if not rect_intersects(self._lifted_rect(item), exposed):
+            if not rect_intersects(self._edits.shown_rect(item.id, item.rect), exposed):
                 continue
             dx, dy = item.dx + lift_dx, item.dy + lift_dy
             painter.setTransform(
