@@ -18,7 +18,6 @@ from whiteboard.app.canvas import BACKGROUND, WHEEL_PAN_PER_NOTCH, BoardCanvas
 from whiteboard.app.render import (
     AA_MARGIN,
     CORNER_RADIUS,
-    THINNEST_DEVICE_PEN,
     WHOLE,
     bounds,
     paint_parts,
@@ -27,6 +26,7 @@ from whiteboard.app.render import (
     stroke_path_near,
     stroke_pen,
 )
+from whiteboard.app.tiles import THINNEST_DEVICE_PEN
 from whiteboard.app.view import ZOOM_STEP
 from whiteboard.board import (
     Board,

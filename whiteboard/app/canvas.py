@@ -15,7 +15,7 @@ What is shown is kept in three layers, so that a 10,000-stroke board stays fluid
   and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`, or, for a
   board shown afresh (a state loaded, a replay's jump), by comparing it with what is shown:
   what did not change keeps its place, bounds, path and tiles;
-* the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
+* the *tiles* (:class:`~whiteboard.app.tiles.TileCache`): the board's objects rendered at
   the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
   late op repaints only where it paints, and only what paints there;
 * the *overlay*, painted every frame: the objects delivered in the last moments (see below),
@@ -58,16 +58,9 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.local_edits import LocalEdits, is_pending_order, targets
-from whiteboard.app.render import (
-    TILE,
-    TileCache,
-    TileKey,
-    bounds,
-    paint_object,
-    paint_parts,
-    text_box,
-)
+from whiteboard.app.render import bounds, paint_object, paint_parts, prepare_painting, text_box
 from whiteboard.app.scene_index import Item, Scene, ZOrder
+from whiteboard.app.tiles import TILE, TileCache, TileKey
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
 from whiteboard.app.view import (
     ZOOM_STEP,
@@ -146,6 +139,9 @@ class BoardCanvas(QWidget):
         on_local_op: OpSink | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        # Process-wide and needed before the first paint: the first canvas is the latest
+        # moment (a no-op once the app or another canvas did it).
+        prepare_painting()
         super().__init__(parent)
         # A callable rather than a Board: a replica replaces its board when it loads a state.
         self._board_source = board_source
