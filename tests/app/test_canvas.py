@@ -379,7 +379,7 @@ def test_what_is_shown_after_many_changes_equals_a_fresh_rendering(qtbot: QtBot)
     fresh.finish_rendering()
     # A few levels apart at most: Qt paints an arrow (a flat-capped shaft and a head) a little
     # differently on paint devices of other sizes and offsets: a tile, a block of tiles, the
-    # widget (where recent objects are painted, see canvas.py).
+    # widget (where recent objects are painted, see board_layers.py).
     assert same_image(incremental, fresh.grab().toImage(), tolerance=3)
 
 

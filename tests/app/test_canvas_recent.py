@@ -1,5 +1,5 @@
 """Objects delivered in the last moments wait above the tiles, painted on the widget, until
-they settle into the tiles (canvas.py): a late op among them repaints the screen where it
+they settle into the tiles (board_layers.py): a late op among them repaints the screen where it
 is, never the tiles under it; one deeper in history repaints the tiles as before. Whatever
 waits where, the picture must be pixel for pixel that of a canvas showing the board afresh."""
 
