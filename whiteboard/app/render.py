@@ -32,8 +32,8 @@ from PySide6.QtGui import (
 )
 
 from whiteboard.app.scene_index import arrow_head, content_bounds
-from whiteboard.app.view import Rect
 from whiteboard.board import BoardObject, DrawingOp, OpKind, Shape, Stroke, Text, Tool
+from whiteboard.board.geometry import Rect
 
 
 def _guard_none_refcount() -> None:

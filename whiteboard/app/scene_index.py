@@ -22,10 +22,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from operator import attrgetter
 
-from whiteboard.app.view import Rect, rect_contains, rect_intersects, rect_translated, rect_union
+from whiteboard.app.view import rect_contains, rect_intersects, rect_translated, rect_union
 from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, OrderKey, Shape, Stroke
 from whiteboard.board.geometry import (
     ARROW_HEAD_ANGLE,
+    Rect,
     TextRect,
     arrow_head_length,
     content_bounds,
