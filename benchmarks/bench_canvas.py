@@ -10,7 +10,7 @@ A board of N synthetic strokes (10,000 by default, seeded) in a 1200x800 canvas,
   board_changed and the repaint Qt then does of what changed (the posted update, as at the
   next turn of the event loop); and an op delivered on top, the usual case;
 * a whole-window repaint while the most recent objects the canvas keeps above its tiles
-  (RECENT_LIMIT, see canvas.py) are in view: what a pan frame costs while others draw.
+  (RECENT_LIMIT, see board_layers.py) are in view: what a pan frame costs while others draw.
 
 Each figure is several repetitions: median and max. Targets (issue 5): from scratch < 1 s,
 pan/zoom frame < 16 ms, late op < 20 ms.
@@ -31,7 +31,8 @@ os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 from PySide6.QtCore import QCoreApplication, QEvent
 from PySide6.QtWidgets import QApplication
 
-from whiteboard.app.canvas import RECENT_LIMIT, BoardCanvas
+from whiteboard.app.board_layers import RECENT_LIMIT
+from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule
 from whiteboard.board import Board, OpId, synthetic_stroke
 

@@ -18,7 +18,6 @@ from whiteboard.app.canvas import BACKGROUND, WHEEL_PAN_PER_NOTCH, BoardCanvas
 from whiteboard.app.render import (
     AA_MARGIN,
     CORNER_RADIUS,
-    THINNEST_DEVICE_PEN,
     WHOLE,
     bounds,
     paint_parts,
@@ -27,6 +26,7 @@ from whiteboard.app.render import (
     stroke_path_near,
     stroke_pen,
 )
+from whiteboard.app.tiles import THINNEST_DEVICE_PEN
 from whiteboard.app.view import ZOOM_STEP
 from whiteboard.board import (
     Board,
@@ -379,7 +379,7 @@ def test_what_is_shown_after_many_changes_equals_a_fresh_rendering(qtbot: QtBot)
     fresh.finish_rendering()
     # A few levels apart at most: Qt paints an arrow (a flat-capped shaft and a head) a little
     # differently on paint devices of other sizes and offsets: a tile, a block of tiles, the
-    # widget (where recent objects are painted, see canvas.py).
+    # widget (where recent objects are painted, see board_layers.py).
     assert same_image(incremental, fresh.grab().toImage(), tolerance=3)
 
 

@@ -16,10 +16,10 @@ from PySide6.QtCore import QPointF
 from PySide6.QtGui import QImage
 from pytestqt.qtbot import QtBot
 
-from whiteboard.app import hit
+from whiteboard.app import scene_index
 from whiteboard.app.canvas import MAX_DIRTY_RECTS, BoardCanvas
-from whiteboard.app.hit import Item, Scene, content_bounds
 from whiteboard.app.render import bounds, object_path, text_box
+from whiteboard.app.scene_index import Item, Scene, content_bounds
 from whiteboard.app.view import Rect, rect_intersects
 from whiteboard.board import (
     Board,
@@ -510,7 +510,7 @@ def test_items_kept_past_the_limit_leave_the_index(
     """Past RETIRED_ITEMS kept items, they are let go and unfiled (or everything is filed
     afresh when most of the index goes), and a canvas forgets their paths: memory stays
     bounded, queries stay exact."""
-    monkeypatch.setattr(hit, "RETIRED_ITEMS", 40)
+    monkeypatch.setattr(scene_index, "RETIRED_ITEMS", 40)
     ops = session_ops(400, seed=5, clear_at=300)
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
     for count in (100, 20, 250, 0, 299, 301, 120, 400, 60):
@@ -541,7 +541,7 @@ def test_any_mix_of_scene_operations_keeps_the_index_exact(
     index holds exactly what is shown or kept, and queries find exactly what is shown."""
     del qtbot  # text_box measures with a font: the QApplication is needed
     rng = random.Random(seed)
-    monkeypatch.setattr(hit, "RETIRED_ITEMS", rng.choice([5, 30, 1000]))
+    monkeypatch.setattr(scene_index, "RETIRED_ITEMS", rng.choice([5, 30, 1000]))
     ops = session_ops(300, seed=seed, clear_at=rng.choice([None, 150]))
     drawings = [(key, op) for key, op in ops if isinstance(op, Stroke | Shape | Text)]
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)

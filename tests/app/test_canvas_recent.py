@@ -1,5 +1,5 @@
 """Objects delivered in the last moments wait above the tiles, painted on the widget, until
-they settle into the tiles (canvas.py): a late op among them repaints the screen where it
+they settle into the tiles (board_layers.py): a late op among them repaints the screen where it
 is, never the tiles under it; one deeper in history repaints the tiles as before. Whatever
 waits where, the picture must be pixel for pixel that of a canvas showing the board afresh."""
 
@@ -15,8 +15,9 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_canvas import Session, same_image
 from tests.app.test_canvas_rebuild import fresh_picture, session_ops
-from whiteboard.app import canvas as canvas_module
-from whiteboard.app.canvas import RECENT_LIMIT, RECENT_SETTLE_MS, BoardCanvas
+from whiteboard.app import board_layers
+from whiteboard.app.board_layers import RECENT_LIMIT, RECENT_SETTLE_MS
+from whiteboard.app.canvas import BoardCanvas
 from whiteboard.board import Board, Erase, Move, Op, OpId, Stroke, Undo, synthetic_stroke
 
 SIZE = (360, 260)
@@ -164,7 +165,7 @@ def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_bo
     shown afresh: after each, the objects above the tiles are exactly the delivered ones
     above the tiles' top, and the picture is that of a canvas showing the board afresh."""
     rng = random.Random(seed)
-    monkeypatch.setattr(canvas_module, "RECENT_LIMIT", rng.choice([2, 9, 40]))
+    monkeypatch.setattr(board_layers, "RECENT_LIMIT", rng.choice([2, 9, 40]))
     ops = session_ops(160, seed=100 + seed)
     session = Session(qtbot, size=SIZE, immediate=False)
     canvas = session.canvas
@@ -183,7 +184,7 @@ def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_bo
         session.apply(op, (at,))
         roll = rng.random()
         if roll < 0.1:
-            canvas._fold_step()  # changes paused
+            canvas._layers._fold_step()  # changes paused
         elif roll < 0.14:
             canvas.board_changed(None)
         elif roll < 0.24:
@@ -197,9 +198,9 @@ def test_any_mix_of_deliveries_settling_jumps_lifts_and_pending_ops_shows_the_bo
             canvas.send(synthetic_stroke(42, 1000 + step, rng))
         elif roll < 0.42:
             deliver_ours(at - rng.choice([0, 25_000]))  # on top, or late
-        top = canvas._tile_top
+        top = canvas._layers._tile_top
         delivered = [item for item in canvas.scene.items() if item.id in session.board]
-        assert set(canvas._recent) == {
+        assert set(canvas._layers._recent) == {
             item.id for item in delivered if top is None or item.order > top
         }
         if step % 10 == 9:
@@ -243,14 +244,14 @@ def test_settling_waits_while_the_tiles_in_view_are_rendered_after_a_zoom(
     for i in range(30):
         session.apply(synthetic_stroke(1, i, rng), (GAP * (i + 1),))
     session.image()
-    canvas._fold_step()
+    canvas._layers._fold_step()
     assert canvas.recent_count() == 0
     session.apply(synthetic_stroke(1, 99, rng), (GAP * 1000,))
     session.image()
     canvas.zoom_by(1.1, QPointF(0.0, 0.0))  # a wheel step: the new tiles wait to settle
     before = canvas.grab().toImage()
     assert canvas._tiles.has_fallback
-    canvas._fold_step()  # changes paused
+    canvas._layers._fold_step()  # changes paused
     assert canvas.recent_count() == 1
     assert same_image(canvas.grab().toImage(), before)
     # Once the tiles at the new zoom are there, it settles, and nothing shows the difference.
@@ -267,7 +268,7 @@ def test_an_object_shown_again_when_our_erase_failed_settles_too(qtbot: QtBot) -
     session.apply(stroke, (GAP,))
     canvas.send(Erase(OpId(42, 1), (stroke.id,)))
     # Settling comes, with nothing to settle: the stroke is hidden by our erase.
-    timer = canvas._recent_timer
+    timer = canvas._layers._recent_timer
     qtbot.waitUntil(lambda: not timer.isActive(), timeout=RECENT_SETTLE_MS + 20_000)
     canvas.forget_pending(OpId(42, 1))  # sending failed: shown again, recent
     assert canvas.recent_count() == 1

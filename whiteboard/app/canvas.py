@@ -5,27 +5,17 @@ It never applies its own ops: it hands them to ``on_local_op`` and the transport
 back like anyone else's, so this board and every other one apply the same ops in the same
 order. Until then a sent op is shown as *pending*: a drawing is painted over the board, a
 move shows its objects moved and an erase hides them, so nothing blinks even on a transport
-that delivers after a round trip.
+that delivers after a round trip. Which objects these are, and how each is shown, is the
+Qt-free model's to say (:class:`~whiteboard.app.local_edits.LocalEdits`, which also holds the
+objects a tool lifted); the widget keeps its layers in step with it.
 
-What is shown is kept in three layers, so that a 10,000-stroke board stays fluid:
-
-* the *scene* (:class:`~whiteboard.app.hit.Scene`): every shown object with its shown offset
-  and bounds, indexed by place, updated per :class:`~whiteboard.board.Change`, or, for a
-  board shown afresh (a state loaded, a replay's jump), by comparing it with what is shown:
-  what did not change keeps its place, bounds, path and tiles;
-* the *tiles* (:class:`~whiteboard.app.render.TileCache`): the board's objects rendered at
-  the current zoom, at the device pixel ratio, so a pan or a repaint is a few blits and a
-  late op repaints only where it paints, and only what paints there;
-* the *overlay*, painted every frame: the objects delivered in the last moments (see below),
-  pending drawings, objects a tool has lifted (dimmed by the eraser, dragged by select) and
-  the tool's preview.
-
-A delivered object goes into the tiles only once it has *settled*: after RECENT_SETTLE_MS
-without changes, or when more than RECENT_LIMIT objects wait above the tiles (the lowest
-first). Until then it is painted in the overlay. A late op is late by the time its repair
-took (RMP orders by timestamp), so it almost always lands among these recent objects: it
-costs a repaint of the screen where it is, not of the tiles under it. Folding a settled
-object into the tiles paints it over them, since it is above everything in them.
+What is shown is kept in three layers, so that a 10,000-stroke board stays fluid: the
+*scene* (every shown object indexed by place), the *tiles* (the board rendered at the current
+zoom, a pan is a few blits) and the *overlay* painted over them every frame (the objects
+delivered in the last moments, pending drawings, lifted objects). They are kept in step with
+the board and the edits in flight by :class:`~whiteboard.app.board_layers.BoardLayers`, whose
+docstring has the details; the widget paints a frame from them, then the tool's preview, and
+renders missing tiles between events.
 
 Input: the left button uses the tool; the middle button, or the left with Space held, pans.
 The wheel pans (trackpads scroll both ways; Shift turns a mouse wheel sideways) and
@@ -36,11 +26,9 @@ fits the content; Delete, Backspace and Escape go to the tool.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
-from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
@@ -51,21 +39,15 @@ from PySide6.QtGui import (
     QNativeGestureEvent,
     QPainter,
     QPaintEvent,
-    QTransform,
     QWheelEvent,
 )
 from PySide6.QtWidgets import QWidget
 
-from whiteboard.app.hit import Item, Scene, Shown, ZOrder
-from whiteboard.app.render import (
-    TILE,
-    TileCache,
-    TileKey,
-    bounds,
-    paint_object,
-    paint_parts,
-    text_box,
-)
+from whiteboard.app.board_layers import MAX_DIRTY_RECTS, STEP_BUDGET_S, BoardLayers
+from whiteboard.app.local_edits import LocalEdits, targets
+from whiteboard.app.render import prepare_painting
+from whiteboard.app.scene_index import Scene
+from whiteboard.app.tiles import TILE, TileKey
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
 from whiteboard.app.view import (
     ZOOM_STEP,
@@ -74,24 +56,17 @@ from whiteboard.app.view import (
     board_transform,
     fit,
     rect_inflated,
-    rect_intersects,
     rect_union,
     wheel_zoom_factor,
 )
 from whiteboard.board import (
     MAX_OP_BYTES,
     Board,
-    BoardObject,
     Change,
     DrawingOp,
-    Erase,
-    Move,
     Op,
     OpId,
     OrderKey,
-    Shape,
-    Stroke,
-    Text,
 )
 
 BACKGROUND = QColor(255, 255, 255)
@@ -102,7 +77,6 @@ LIVE_INTERVAL_MS = 50
 
 # Rendering tiles inside one paint stops after this long: the rest is done between events.
 FRAME_BUDGET_S = 0.006
-STEP_BUDGET_S = 0.008
 # After a zoom step the old tiles are shown stretched for this long before rendering at the
 # new scale starts: a wheel turn is many steps, and tiles for the scales in between would be
 # thrown away.
@@ -111,39 +85,17 @@ ZOOM_SETTLE_S = 0.12
 WHEEL_PAN_PER_NOTCH = 60.0
 # Widget pixels around a repainted rectangle: antialiasing and the selection's dashed box.
 REFRESH_PAD = 6.0
-# Past this many changed rectangles, one rectangle around them all is repainted instead.
-MAX_DIRTY_RECTS = 16
 # Tiles kept beyond those in view and the ring around them.
 SPARE_TILES = 16
-# Delivered objects wait above the tiles, in the overlay, until this long without changes...
-RECENT_SETTLE_MS = 1500
-# ... or until more than this many wait (the lowest go into the tiles first): what a late op
-# inserted among them costs is a repaint of the screen, not of the tiles under it.
-RECENT_LIMIT = 64
-# While the tiles in view are being rendered (after a zoom), settling waits this long again.
-FOLD_RETRY_MS = 100
-
-# Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
-_PENDING_FIRST = 2**64
 
 BoardSource = Callable[[], Board]
 OpSink = Callable[[Op], None]
 GestureSink = Callable[[list[OpId]], None]
-_Before = dict[OpId, tuple[Item | None, bool]]
 
 _CURSORS = {
     ToolKind.TEXT: Qt.CursorShape.IBeamCursor,
     ToolKind.SELECT: Qt.CursorShape.ArrowCursor,
 }
-
-
-def _targets(op: Op) -> tuple[OpId, ...]:
-    """The objects whose showing an op changes while it is pending."""
-    if isinstance(op, Stroke | Shape | Text):
-        return (op.id,)
-    if isinstance(op, Erase | Move):
-        return op.targets
-    return ()
 
 
 class BoardCanvas(QWidget):
@@ -162,6 +114,9 @@ class BoardCanvas(QWidget):
         on_local_op: OpSink | None = None,
         parent: QWidget | None = None,
     ) -> None:
+        # Process-wide and needed before the first paint: the first canvas is the latest
+        # moment (a no-op once the app or another canvas did it).
+        prepare_painting()
         super().__init__(parent)
         # A callable rather than a Board: a replica replaces its board when it loads a state.
         self._board_source = board_source
@@ -182,22 +137,14 @@ class BoardCanvas(QWidget):
         self.live_interval_ms = LIVE_INTERVAL_MS
         self._read_only = False
 
-        self._pending: dict[OpId, Op] = {}  # sent, not delivered back yet
-        self._pending_seq: dict[OpId, int] = {}
-        self._sequence = itertools.count()
-        self._erasing: Counter[OpId] = Counter()  # targets of pending erases
-        self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
-        self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
-        self._lift_offset = (0.0, 0.0)
+        # Ops sent and not delivered back, lifted objects: what the user sees of them.
+        self._edits = LocalEdits()
         self._selection: tuple[OpId, ...] = ()
 
-        self._scene = Scene(bounds, text_box)
-        self._tiles = TileCache(self._tile_items, BACKGROUND)
-        # The tiles hold the delivered objects up to this one in z-order (not lifted ones);
-        # those above it are recent, painted in the overlay until they settle.
-        self._tile_top: ZOrder | None = None
-        self._recent: dict[OpId, ZOrder] = {}
-        self._shown_board: Board | None = None
+        self._layers = BoardLayers(board_source, self._edits, BACKGROUND, self._refresh_all, self)
+        # The same objects as the layers', for the view, the tools and painting a frame.
+        self._scene = self._layers.scene
+        self._tiles = self._layers.tiles
         self._view = View()
         self._settle_until = 0.0
         self._pan_from: QPointF | None = None
@@ -210,9 +157,6 @@ class BoardCanvas(QWidget):
         self._render_timer = QTimer(self)
         self._render_timer.setSingleShot(True)
         self._render_timer.timeout.connect(self._render_step)
-        self._recent_timer = QTimer(self)
-        self._recent_timer.setSingleShot(True)
-        self._recent_timer.timeout.connect(self._fold_step)
 
         self._tool: BaseTool = make_tool(ToolKind.PEN, self)
         # Every pixel is painted in paintEvent: Qt need not clear the background first.
@@ -299,7 +243,7 @@ class BoardCanvas(QWidget):
             self._tool.erase_selection()
 
     def pending_ops(self) -> tuple[OpId, ...]:
-        return tuple(self._pending)
+        return self._edits.pending_ids()
 
     @property
     def scene(self) -> Scene:
@@ -372,11 +316,9 @@ class BoardCanvas(QWidget):
 
     def send(self, op: Op) -> None:
         """Show ``op`` as pending and hand it to ``on_local_op``."""
-        before = self._capture(_targets(op))
-        self._pending[op.id] = op
-        self._pending_seq[op.id] = next(self._sequence)
-        self._recount()
-        self._apply(before)
+        before = self._layers.capture(targets(op))
+        self._edits.send(op)
+        self._layers.apply(before)
         # Last: the transport may deliver it back (and call board_changed) before returning.
         if self.on_local_op is not None:
             self.on_local_op(op)
@@ -397,16 +339,16 @@ class BoardCanvas(QWidget):
         self.update(QRectF(x0, y0, x1 - x0, y1 - y0).toAlignedRect())
 
     def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
-        ids = set(self._lifted) | set(lifted)
-        before = self._capture(ids)
+        ids = set(self._edits.lifted) | set(lifted)
+        before = self._layers.capture(ids)
         # Where each was shown and is shown now: lifted or not, in the tiles or over them
         # (an object that stays out of the tiles, a recent one, is no change to them).
-        rects = [r for item, _ in before.values() if item is not None for r in self._rects(item)]
-        self._lifted = dict(lifted)
-        self._lift_offset = (dx, dy)
-        self._apply(before)
+        layers = self._layers
+        rects = [r for item, _ in before.values() if item is not None for r in layers.rects(item)]
+        self._edits.lift(lifted, dx, dy)
+        layers.apply(before)
         scene = self._scene
-        rects += [r for i in ids if (item := scene.get(i)) for r in self._rects(item)]
+        rects += [r for i in ids if (item := scene.get(i)) for r in layers.rects(item)]
         self._refresh_all(rects)
 
     def start_live_timer(self) -> None:
@@ -429,367 +371,52 @@ class BoardCanvas(QWidget):
 
     def forget_pending(self, op_id: OpId) -> None:
         """``op_id`` will never be delivered (sending it failed): stop showing it."""
-        op = self._pending.get(op_id)
+        op = self._edits.pending(op_id)
         if op is None:
             return
-        before = self._capture(_targets(op))
-        del self._pending[op_id]
-        self._pending_seq.pop(op_id, None)
-        self._recount()
-        self._apply(before)
+        before = self._layers.capture(targets(op))
+        self._edits.withdraw(op_id)
+        self._layers.apply(before)
 
     def board_changed(self, change: Change | None = None) -> None:
         """The board changed (``change`` from Board.apply, or None for a whole new board)."""
-        if change is None or self.board is not self._shown_board:
+        if change is None or self.board is not self._layers.shown_board:
             self._rebuild()
             return
-        pending = self._pending.get(change.op_id)
+        pending = self._edits.pending(change.op_id)
         ids = set(change.affected)
         if pending is not None:
-            ids.update(_targets(pending))
+            ids.update(targets(pending))
         if not ids:
             if pending is not None:
-                del self._pending[change.op_id]
-                self._pending_seq.pop(change.op_id, None)
+                self._edits.withdraw(change.op_id)
             # Nothing visible changed (a duplicate, an undo of an op not here yet).
             return
-        before = self._capture(ids)
+        before = self._layers.capture(ids)
         if pending is not None:
-            del self._pending[change.op_id]
-            self._pending_seq.pop(change.op_id, None)
-            self._recount()
-        self._apply(before)
+            self._edits.withdraw(change.op_id)
+        self._layers.apply(before)
         self._prune_selection()
 
     def recent_count(self) -> int:
-        """How many delivered objects wait above the tiles (see the module docstring)."""
-        return len(self._recent)
-
-    def _recount(self) -> None:
-        erasing: Counter[OpId] = Counter()
-        moving: dict[OpId, tuple[float, float]] = {}
-        for op in self._pending.values():
-            if isinstance(op, Erase):
-                erasing.update(op.targets)
-            elif isinstance(op, Move):
-                for target in op.targets:
-                    mx, my = moving.get(target, (0.0, 0.0))
-                    moving[target] = (mx + op.dx, my + op.dy)
-        self._erasing = erasing
-        self._moving = moving
-
-    def _state(self, op_id: OpId) -> tuple[Op, float, float, ZOrder] | None:
-        """How ``op_id`` is to be shown: the board's object, or a pending drawing, with the
-        pending moves and erases taken into account."""
-        if self._erasing.get(op_id):
-            return None
-        board = self.board
-        obj = board.object(op_id)
-        if obj is not None:
-            op: Op = obj.op
-            dx, dy = obj.dx, obj.dy
-            order: ZOrder = (board.key(op_id), op_id)
-        else:
-            pending = self._pending.get(op_id)
-            if not isinstance(pending, Stroke | Shape | Text):
-                return None
-            op, dx, dy = pending, 0.0, 0.0
-            order = ((_PENDING_FIRST, self._pending_seq[op_id]), op_id)
-        moved = self._moving.get(op_id)
-        if moved is not None:
-            dx += moved[0]
-            dy += moved[1]
-        return op, dx, dy, order
-
-    def _tiled(self, item: Item) -> bool:
-        """Whether an object is painted in the tiles: delivered and settled (not above the
-        tiles' top; pending drawings sort above every delivered object), not lifted."""
-        top = self._tile_top
-        return top is not None and item.order <= top and item.id not in self._lifted
-
-    def _tile_items(self, rect: Rect) -> list[Item]:
-        top = self._tile_top
-        if top is None:
-            return []
-        items = self._scene.in_rect(rect)
-        # In z-order: the recent and pending objects, above the tiles' top, are the last.
-        end = len(items)
-        while end and items[end - 1].order > top:
-            end -= 1
-        del items[end:]
-        lifted = self._lifted
-        if not lifted:
-            return items  # a replay's tens of thousands: no filtering
-        return [item for item in items if item.id not in lifted]
-
-    def _capture(self, ids: Iterable[OpId]) -> _Before:
-        scene = self._scene
-        before: _Before = {}
-        for op_id in ids:
-            item = scene.get(op_id)
-            before[op_id] = (item, item is not None and self._tiled(item))
-        return before
-
-    def _reshow(self, op_id: OpId) -> Item | None:
-        state = self._state(op_id)
-        old = self._scene.get(op_id)
-        if state is None:
-            if old is not None:
-                self._scene.discard(op_id)
-                self._tiles.forget(op_id)
-            return None
-        op, dx, dy, order = state
-        assert isinstance(op, Stroke | Shape | Text)
-        if (
-            old is not None
-            and old.op is op
-            and old.dx == dx
-            and old.dy == dy
-            and old.order == order
-        ):
-            return old
-        item = self._scene.put(op, dx, dy, order)
-        # What was cached for the item shown before, or one kept, if it was another op's.
-        gone = self._scene.take_let_go()
-        if old is not None:
-            gone.append(old)
-        self._forget_paths(gone)
-        return item
-
-    def _forget_paths(self, items: Iterable[Item]) -> None:
-        """Forget the path and chunks cached for ``items``, no longer shown, unless the op
-        shown or kept to be shown again for their id is theirs (a replay going back and forth
-        would make tens of thousands of paths anew, ~30 us each)."""
-        scene = self._scene
-        forget = self._tiles.forget
-        for item in items:
-            op_id = item.id
-            now = scene.get(op_id)
-            if now is None:
-                now = scene.kept(op_id)
-            if now is None or now.op is not item.op:
-                forget(op_id)
-
-    def _apply(self, before: _Before) -> None:
-        """Show the objects of ``before`` as they are now, and repaint what changed: in the
-        tiles for objects entering or leaving them, on screen for all."""
-        tile_dirty: list[tuple[Item, bool]] = []
-        screen_dirty: list[Rect] = []
-        top, recent = self._tile_top, self._recent
-        for op_id, (old, was_tiled) in before.items():
-            new = self._reshow(op_id)
-            if (
-                new is not None
-                and new.order[0][0] != _PENDING_FIRST
-                and (top is None or new.order > top)
-            ):
-                recent[op_id] = new.order
-            else:
-                recent.pop(op_id, None)
-            now_tiled = new is not None and self._tiled(new)
-            if new is old and was_tiled == now_tiled:
-                continue
-            if old is not None:
-                screen_dirty += self._rects(old)
-                if was_tiled:
-                    tile_dirty.append((old, False))
-            if new is not None:
-                screen_dirty += self._rects(new)
-                if now_tiled:
-                    tile_dirty.append((new, not was_tiled))
-        self._invalidate_tiles(tile_dirty)
-        self._refresh_all(screen_dirty)
-        self._settle_recent()
-
-    def _invalidate_tiles(self, dirty: list[tuple[Item, bool]]) -> None:
-        """Repaint in the tiles where objects left or entered them: each (item, added), added
-        when the item is new to the tiles, else it is where one was or still is."""
-        if not dirty:
-            return
-        if len(dirty) == 1:
-            item, added = dirty[0]
-            parts = paint_parts(item.op, item.dx, item.dy)
-            # A new object with nothing in the tiles above it where it paints: painting it
-            # over them is exact, and far cheaper than repainting everything under it.
-            on_top = item if added and not self._covered(item, parts) else None
-            self._tiles.invalidate(item.rect, on_top, parts)
-            return
-        if len(dirty) > MAX_DIRTY_RECTS:
-            union: Rect | None = None
-            for item, _ in dirty:
-                union = rect_union(union, item.rect)
-            assert union is not None
-            self._tiles.invalidate(union)
-            return
-        for item, _ in dirty:
-            self._tiles.invalidate(item.rect, None, paint_parts(item.op, item.dx, item.dy))
-
-    def _covered(self, item: Item, parts: list[Rect]) -> bool:
-        """Whether an object in the tiles above ``item`` paints where it does (antialiasing
-        included)."""
-        margin = self._tiles.aa_margin
-        areas = [rect_inflated(part, margin) for part in parts]
-        order = item.order
-
-        def above(other: Item) -> bool:
-            if other.order <= order or not self._tiled(other):
-                return False
-            x0, y0, x1, y1 = rect_inflated(other.rect, margin)
-            return any(x0 <= a[2] and a[0] <= x1 and y0 <= a[3] and a[1] <= y1 for a in areas)
-
-        return self._scene.find(rect_inflated(item.rect, margin), above) is not None
-
-    def _settle_recent(self) -> None:
-        """After a change: fold the lowest recent objects into the tiles while more than
-        RECENT_LIMIT wait, and the rest once changes pause."""
-        excess = len(self._recent) - RECENT_LIMIT
-        if excess > 0 and self._can_fold():
-            self._fold(excess, time.perf_counter() + STEP_BUDGET_S)
-        if self._recent:
-            self._recent_timer.start(RECENT_SETTLE_MS)
-
-    def _can_fold(self) -> bool:
-        """Whether the tiles in view show the board as they hold it: after a zoom, until
-        they are rendered, the screen shows what they have so far or the previous scale's
-        tiles stretched, which putting an object into them would drop where it is (while it
-        leaves the overlay)."""
-        tiles = self._tiles
-        return not tiles.has_fallback and tiles.is_complete(tiles.visible)
-
-    def _fold_step(self) -> None:
-        """Changes paused: fold the recent objects into the tiles, a slice at a time, once
-        the tiles in view are complete."""
-        if not self._can_fold():
-            self._recent_timer.start(FOLD_RETRY_MS)
-            return
-        self._fold(deadline=time.perf_counter() + STEP_BUDGET_S)
-        if self._recent:
-            self._recent_timer.start(0)
-
-    def _fold(self, count: int | None = None, deadline: float = math.inf) -> None:
-        """Put the lowest ``count`` recent objects (None: all of them, or as many as fit
-        before ``deadline``) into the tiles. Each is above everything in them, so it is
-        painted over them; the screen does not change."""
-        lowest = sorted(self._recent.items(), key=lambda entry: entry[1])
-        scene, lifted = self._scene, self._lifted
-        for op_id, order in lowest[:count]:
-            del self._recent[op_id]
-            self._tile_top = order
-            item = scene.get(op_id)
-            if item is not None and op_id not in lifted:
-                self._tiles.invalidate(item.rect, item, paint_parts(item.op, item.dx, item.dy))
-            if time.perf_counter() > deadline:
-                return
+        """How many delivered objects wait above the tiles (see BoardLayers)."""
+        return self._layers.recent_count()
 
     def prepare(self, drawings: Iterable[tuple[DrawingOp, OrderKey]]) -> None:
         """Get ready to show these drawings (a recording's, when its replay opens) where
         they were drawn: their bounds computed and indexed now (~5 us each) rather than on
         the first jump to a moment showing tens of thousands of them."""
-        self._scene.keep((op, 0.0, 0.0, (key, op.id)) for op, key in drawings)
+        self._layers.prepare(drawings)
 
     def _rebuild(self) -> None:
-        """Show the board as it is now, whatever changed (the first board, one loaded from a
-        state, a replay's jump): the scene is brought up to it object by object, keeping what
-        is shown as it was, and the tiles are repainted, or dropped to be rendered afresh,
-        only where something changed."""
-        board = self.board
-        self._shown_board = board
-        for op_id in [i for i in self._pending if i in board]:
-            del self._pending[op_id]
-            self._pending_seq.pop(op_id, None)
-        self._recount()
-        scene = self._scene
-        objects = board.objects()
-        # Every delivered object goes into the tiles now, the recent ones too: none of this
-        # board's is above its top one.
-        old_top, recent = self._tile_top, self._recent
-        self._recent = {}
-        self._recent_timer.stop()
-        if objects:
-            op_id = objects[-1].op.id
-            self._tile_top = (board.key(op_id), op_id)
-        else:
-            self._tile_top = None
-        if self._erasing or self._moving:
-            gone, new = scene.update(self._shown_objects(board, objects))
-        else:
-            # The usual case, and a replay's: the board's objects as they are, then the
-            # pending drawings.
-            gone, new = scene.update(self._shown_pending(), objects, board.key)
-        self._forget_paths(itertools.chain(gone, scene.take_let_go()))
-        lifted = self._lifted
-        if old_top is None:
-            gone = []  # nothing was in the tiles
-        elif recent or self._pending or lifted:
-            gone = [item for item in gone if item.order <= old_top and item.id not in lifted]
-        if self._pending or lifted:
-            new = [item for item in new if self._tiled(item)]
-        # The recent objects that stay as they were are new to the tiles as well.
-        new_ids = {item.id for item in new}
-        for op_id in recent:
-            item = scene.get(op_id)
-            if item is not None and op_id not in new_ids and self._tiled(item):
-                new.append(item)
-        self._lifted = {i: a for i, a in lifted.items() if i in scene}
-        if len(gone) + len(new) <= MAX_DIRTY_RECTS:
-            # A few objects: repainted where they paint, as for a Change (an object moved is
-            # not new to the tiles).
-            was_tiled = {item.id for item in gone}
-            dirty = [(item, False) for item in gone]
-            dirty += [(item, item.id not in was_tiled) for item in new]
-            self._invalidate_tiles(dirty)
-        else:
-            # Too many to repaint at once: the tiles they meet are rendered afresh, a slice
-            # at a time (see _render_step), and the others are kept.
-            self._tiles.drop([item.rect for item in itertools.chain(gone, new)])
+        """Show the board as it is now, whatever changed (see BoardLayers.rebuild)."""
+        self._layers.rebuild()
         self._prune_selection()
         self.update()
-
-    def _shown_objects(self, board: Board, objects: list[BoardObject]) -> Iterator[Shown]:
-        """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
-        erases and moves leave them, then the pending drawings."""
-        key = board.key
-        erasing, moving = self._erasing, self._moving
-        for obj in objects:
-            op = obj.op
-            op_id = op.id
-            if erasing.get(op_id):
-                continue
-            dx, dy = obj.dx, obj.dy
-            moved = moving.get(op_id)
-            if moved is not None:
-                dx += moved[0]
-                dy += moved[1]
-            yield op, dx, dy, (key(op_id), op_id)
-        yield from self._shown_pending()
-
-    def _shown_pending(self) -> Iterator[Shown]:
-        """The pending drawings to show, in the order they were drawn."""
-        for op_id, op in self._pending.items():
-            if isinstance(op, Stroke | Shape | Text):
-                state = self._state(op_id)
-                if state is not None:
-                    drawing, dx, dy, order = state
-                    assert isinstance(drawing, Stroke | Shape | Text)
-                    yield drawing, dx, dy, order
 
     def _prune_selection(self) -> None:
         if any(i not in self._scene for i in self._selection):
             self.set_selection(self._selection)
-
-    def _rects(self, item: Item) -> list[Rect]:
-        """Where an object is, and where it is shown if a tool lifted it."""
-        if item.id not in self._lifted:
-            return [item.rect]
-        return [item.rect, self._lifted_rect(item)]
-
-    def _lifted_rect(self, item: Item) -> Rect:
-        """Where an object is shown: moved by the drag if a tool lifted it."""
-        if item.id not in self._lifted:
-            return item.rect
-        dx, dy = self._lift_offset
-        x0, y0, x1, y1 = item.rect
-        return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
 
     def _refresh_all(self, rects: list[Rect]) -> None:
         if len(rects) > MAX_DIRTY_RECTS:
@@ -815,7 +442,7 @@ class BoardCanvas(QWidget):
         return [k for k in self._tiles.keys_for(rect) if k not in visible]
 
     def _prepare_view(self) -> View:
-        if self.board is not self._shown_board:
+        if self.board is not self._layers.shown_board:
             self._rebuild()
         dpr = self.devicePixelRatioF()
         view = self._view.snapped(dpr)
@@ -842,7 +469,7 @@ class BoardCanvas(QWidget):
             self._tiles.paint(painter, view, keys)
             painter.setRenderHint(QPainter.RenderHint.Antialiasing)
             painter.setRenderHint(QPainter.RenderHint.TextAntialiasing)
-            self._paint_overlay(painter, view, exposed_board)
+            self._layers.paint_overlay(painter, view, exposed_board)
             painter.setTransform(board_transform(view))
             painter.setOpacity(1.0)
             self._tool.paint(painter, view)
@@ -852,44 +479,6 @@ class BoardCanvas(QWidget):
             self._tiles.visible.union(self._ring_keys(view))
         ):
             self._schedule_render()
-
-    def _paint_overlay(self, painter: QPainter, view: View, exposed: Rect) -> None:
-        """Paint, where they meet ``exposed`` (a board rectangle), the recent objects as
-        if they were in the tiles, then the pending drawings and the lifted objects, bottom
-        first."""
-        scene, lifted = self._scene, self._lifted
-        origin = (view.ox, view.oy)
-        # Objects shown as they are, as in the tiles: each cut down to its part in ``exposed``
-        # (a repaint where a recent object or a late one arrived is a small area).
-        recent = [item for i in self._recent if i not in lifted and (item := scene.get(i))]
-        if recent:
-            recent.sort(key=_z)
-            self._tiles.paint_over(painter, origin, recent, exposed)
-        ids = dict.fromkeys(itertools.chain(self._pending, lifted))
-        items = [scene.get(i) for i in ids]
-        shown = sorted((item for item in items if item is not None), key=_z)
-        scale = view.scale
-        lift_dx, lift_dy = self._lift_offset
-        run: list[Item] = []
-        for item in shown:
-            opacity = lifted.get(item.id)
-            if opacity is None:
-                run.append(item)
-                continue
-            if run:
-                self._tiles.paint_over(painter, origin, run, exposed)
-                run = []
-            if not rect_intersects(self._lifted_rect(item), exposed):
-                continue
-            dx, dy = item.dx + lift_dx, item.dy + lift_dy
-            painter.setTransform(
-                QTransform(scale, 0.0, 0.0, scale, view.ox + dx * scale, view.oy + dy * scale)
-            )
-            painter.setOpacity(opacity)
-            paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
-            painter.setOpacity(1.0)
-        if run:
-            self._tiles.paint_over(painter, origin, run, exposed)
 
     def _schedule_render(self, delay_s: float = 0.0) -> None:
         self._render_timer.start(max(0, math.ceil(delay_s * 1000.0)))
@@ -1062,10 +651,6 @@ class BoardCanvas(QWidget):
         else:
             shape = _CURSORS.get(self._tool.kind, Qt.CursorShape.CrossCursor)
         self.setCursor(shape)
-
-
-def _z(item: Item) -> ZOrder:
-    return item.order
 
 
 __all__ = [

@@ -79,6 +79,10 @@ def run_app(argv: list[str]) -> int:
     except SystemExit as exc:
         # argparse has printed the usage or the error; the caller wants a code, not an exit.
         return exc.code if isinstance(exc.code, int) else EXIT_CANNOT_OPEN
+    from whiteboard.app.render import prepare_painting
+
+    # Process-wide painting settings, before the start dialog or anything else paints.
+    prepare_painting()
     existing = QApplication.instance()
     app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
     app.setApplicationName("Whiteboard")

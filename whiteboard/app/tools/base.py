@@ -16,7 +16,7 @@ from typing import Protocol
 from PySide6.QtGui import QKeyEvent, QPainter
 from PySide6.QtWidgets import QWidget
 
-from whiteboard.app.hit import Scene
+from whiteboard.app.scene_index import Scene
 from whiteboard.app.view import Rect, View
 from whiteboard.board import Op, OpId
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from whiteboard.app.hit import Item, Scene, content_bounds, segment_distance, touches
+from whiteboard.app.scene_index import Item, Scene, content_bounds, segment_distance, touches
 from whiteboard.app.view import Rect, rect_intersects
 from whiteboard.board import OpId, OpKind, Shape, Stroke, Text, synthetic_stroke
 

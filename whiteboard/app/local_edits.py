@@ -1,0 +1,238 @@
+"""This member's edits in flight and what the user should see of them, without Qt.
+
+The canvas never applies its own ops: it sends them, and applies them only when the transport
+delivers them back, as every other board does. Until then an op is *pending*, and the user
+must see it as done, or the board blinks for a round trip: a pending drawing is painted above
+every delivered object, a pending move shows its objects moved, a pending erase hides them. A
+tool also *lifts* objects while a gesture is under way (the eraser dims what it will erase,
+select drags what it moves): they are shown at an opacity, moved by the drag.
+
+:class:`LocalEdits` keeps that state and answers, for any object, whether and how it is shown
+(op, offset, z-order). The widget paints what it says and keeps its caches (the scene index,
+the tiles, the recent overlay) in step with it. Most ghost and invisible object bugs came from
+these rules, so they live here, where tests drive them without a widget; importing this
+module must not import Qt (tests check it).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Container, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING
+
+from whiteboard.board import (
+    Board,
+    BoardObject,
+    DrawingOp,
+    Erase,
+    Move,
+    Op,
+    OpId,
+    Shape,
+    Stroke,
+    Text,
+)
+from whiteboard.board.geometry import Rect
+
+if TYPE_CHECKING:
+    # Types only: the scene index imports the view, which imports Qt.
+    from whiteboard.app.scene_index import Shown, ZOrder
+
+# Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
+PENDING_FIRST = 2**64
+
+
+def targets(op: Op) -> tuple[OpId, ...]:
+    """The objects whose showing an op changes while it is pending."""
+    if isinstance(op, Stroke | Shape | Text):
+        return (op.id,)
+    if isinstance(op, Erase | Move):
+        return op.targets
+    return ()
+
+
+def is_pending_order(order: ZOrder) -> bool:
+    """Whether a z-order is a pending drawing's (see :data:`PENDING_FIRST`)."""
+    return order[0][0] == PENDING_FIRST
+
+
+class LocalEdits:
+    """The ops this member sent and has not had delivered back, in the order sent, and the
+    objects a tool lifted. See the module docstring."""
+
+    def __init__(self) -> None:
+        self._pending: dict[OpId, Op] = {}  # sent, not delivered back yet, in the order sent
+        # Where each pending drawing sorts among the others: the order it was sent in.
+        self._pending_seq: dict[OpId, int] = {}
+        self._sequence = itertools.count()
+        # Derived from _pending (see _recount), so that showing an object is a lookup.
+        self._erasing: Counter[OpId] = Counter()  # targets of pending erases
+        self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
+        self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
+        self._lift_offset = (0.0, 0.0)
+
+    # -- ops in flight ----------------------------------------------------------------------
+
+    def __contains__(self, op_id: object) -> bool:
+        """Whether ``op_id`` is pending."""
+        return op_id in self._pending
+
+    def pending_ids(self) -> tuple[OpId, ...]:
+        """The pending ops, in the order sent."""
+        return tuple(self._pending)
+
+    @property
+    def has_pending(self) -> bool:
+        return bool(self._pending)
+
+    @property
+    def changes_delivered(self) -> bool:
+        """Whether a pending erase or move changes how delivered objects are shown."""
+        return bool(self._erasing or self._moving)
+
+    def pending(self, op_id: OpId) -> Op | None:
+        return self._pending.get(op_id)
+
+    def send(self, op: Op) -> None:
+        """``op`` was sent: show it as done until it is delivered or withdrawn."""
+        self._pending[op.id] = op
+        self._pending_seq[op.id] = next(self._sequence)
+        self._recount()
+
+    def withdraw(self, op_id: OpId) -> Op | None:
+        """``op_id`` was delivered, or never will be: stop showing it as pending. Returns
+        the op, None if it was not pending."""
+        op = self._pending.pop(op_id, None)
+        if op is None:
+            return None
+        self._pending_seq.pop(op_id, None)
+        if isinstance(op, Erase | Move):
+            # Only these change _erasing and _moving: a drawing withdrawn leaves them as
+            # they are, and a recount is a pass over every pending op.
+            self._recount()
+        return op
+
+    def drop_delivered(self, board: Board) -> None:
+        """Withdraw the pending ops ``board`` already holds (a whole board shown afresh: a
+        state loaded, a replay's jump), whose Change the canvas will never see."""
+        for op_id in [i for i in self._pending if i in board]:
+            del self._pending[op_id]
+            self._pending_seq.pop(op_id, None)
+        self._recount()
+
+    def _recount(self) -> None:
+        erasing: Counter[OpId] = Counter()
+        moving: dict[OpId, tuple[float, float]] = {}
+        for op in self._pending.values():
+            if isinstance(op, Erase):
+                erasing.update(op.targets)
+            elif isinstance(op, Move):
+                for target in op.targets:
+                    mx, my = moving.get(target, (0.0, 0.0))
+                    moving[target] = (mx + op.dx, my + op.dy)
+        self._erasing = erasing
+        self._moving = moving
+
+    # -- what is shown ----------------------------------------------------------------------
+
+    def hidden(self, op_id: OpId) -> bool:
+        """Whether a pending erase hides ``op_id``."""
+        return bool(self._erasing.get(op_id))
+
+    def moved_by(self, op_id: OpId) -> tuple[float, float] | None:
+        """The sum of the pending moves of ``op_id``, None if there is none."""
+        return self._moving.get(op_id)
+
+    def showing(self, board: Board, op_id: OpId) -> Shown | None:
+        """How ``op_id`` is to be shown: the board's object, or a pending drawing, with the
+        pending moves and erases taken into account; None: not at all."""
+        if self._erasing.get(op_id):
+            return None
+        obj = board.object(op_id)
+        op: DrawingOp
+        if obj is not None:
+            op = obj.op
+            dx, dy = obj.dx, obj.dy
+            order: ZOrder = (board.key(op_id), op_id)
+        else:
+            pending = self._pending.get(op_id)
+            if not isinstance(pending, Stroke | Shape | Text):
+                return None
+            op, dx, dy = pending, 0.0, 0.0
+            order = ((PENDING_FIRST, self._pending_seq[op_id]), op_id)
+        moved = self._moving.get(op_id)
+        if moved is not None:
+            dx += moved[0]
+            dy += moved[1]
+        return op, dx, dy, order
+
+    def shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:
+        """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
+        erases and moves leave them, then the pending drawings."""
+        key = board.key
+        erasing, moving = self._erasing, self._moving
+        for obj in objects:
+            op = obj.op
+            op_id = op.id
+            if erasing.get(op_id):
+                continue
+            dx, dy = obj.dx, obj.dy
+            moved = moving.get(op_id)
+            if moved is not None:
+                dx += moved[0]
+                dy += moved[1]
+            yield op, dx, dy, (key(op_id), op_id)
+        yield from self.shown_pending(board)
+
+    def shown_pending(self, board: Board) -> Iterator[Shown]:
+        """The pending drawings to show, in the order they were drawn."""
+        for op_id, op in self._pending.items():
+            if isinstance(op, Stroke | Shape | Text):
+                showing = self.showing(board, op_id)
+                if showing is not None:
+                    yield showing
+
+    # -- lifted objects ---------------------------------------------------------------------
+
+    @property
+    def lifted(self) -> Mapping[OpId, float]:
+        """The lifted objects and the opacity each is shown at (not a copy: read it only)."""
+        return self._lifted
+
+    @property
+    def lift_offset(self) -> tuple[float, float]:
+        """How far the lifted objects are shown from where they are (select's drag)."""
+        return self._lift_offset
+
+    def lift(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
+        """Show the objects of ``lifted`` (and only them) lifted, at their opacity, moved
+        by (dx, dy)."""
+        self._lifted = dict(lifted)
+        self._lift_offset = (dx, dy)
+
+    def keep_lifted(self, shown: Container[OpId]) -> None:
+        """Forget the lifted objects no longer ``shown``."""
+        self._lifted = {i: a for i, a in self._lifted.items() if i in shown}
+
+    def opacity(self, op_id: OpId) -> float | None:
+        """The opacity ``op_id`` is shown at if it is lifted, else None."""
+        return self._lifted.get(op_id)
+
+    def shown_rect(self, op_id: OpId, rect: Rect) -> Rect:
+        """Where an object at board rectangle ``rect`` is shown: moved by the drag if it is
+        lifted."""
+        if op_id not in self._lifted:
+            return rect
+        dx, dy = self._lift_offset
+        x0, y0, x1, y1 = rect
+        return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+
+    def rects(self, op_id: OpId, rect: Rect) -> list[Rect]:
+        """Where an object at ``rect`` is, and where it is shown if it is lifted."""
+        if op_id not in self._lifted:
+            return [rect]
+        return [rect, self.shown_rect(op_id, rect)]
+
+
+__all__ = ["PENDING_FIRST", "LocalEdits", "is_pending_order", "targets"]
