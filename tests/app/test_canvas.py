@@ -130,7 +130,7 @@ def test_drag_makes_a_stroke_op_and_does_not_apply_it(qtbot: QtBot) -> None:
     board = Board()
     sent: list[Op] = []
     canvas = make_canvas(qtbot, board, sent)
-    canvas.colour, canvas.width = BLUE, 4.0
+    canvas.colour, canvas.pen_width = BLUE, 4.0
     canvas.show()
     qtbot.waitExposed(canvas)
     drag(canvas, [(10, 10), (50, 30), (90, 10), (130, 30)])

@@ -57,10 +57,10 @@ def test_set_tool_switches_and_signals(qtbot: QtBot) -> None:
 def test_pen_and_highlighter_make_strokes_with_the_current_style(qtbot: QtBot) -> None:
     session = Session(qtbot)
     canvas = session.canvas
-    canvas.colour, canvas.width = BLUE, 5.0
+    canvas.colour, canvas.pen_width = BLUE, 5.0
     drag(canvas, [(10, 10), (60, 10), (60, 60)])
     canvas.set_tool(ToolKind.HIGHLIGHTER)
-    canvas.colour, canvas.width = RED, 12.0
+    canvas.colour, canvas.pen_width = RED, 12.0
     drag(canvas, [(100, 100), (200, 100)])
     pen, marker = [obj.op for obj in session.board.objects()]
     assert isinstance(pen, Stroke) and isinstance(marker, Stroke)
@@ -140,7 +140,7 @@ def test_rectangle_shows_its_outline_and_fill(qtbot: QtBot) -> None:
     session = Session(qtbot)
     canvas = session.canvas
     canvas.set_tool(ToolKind.RECT)
-    canvas.colour, canvas.width = RED, 4.0
+    canvas.colour, canvas.pen_width = RED, 4.0
     drag(canvas, [(40, 50), (100, 80), (140, 130)])
     rect = only_object(session)
     assert isinstance(rect, Shape) and rect.kind is OpKind.RECT
@@ -212,7 +212,7 @@ def test_arrow_and_line_are_drawn_and_have_no_fill(qtbot: QtBot) -> None:
     session = Session(qtbot)
     canvas = session.canvas
     canvas.fill = GREEN
-    canvas.colour, canvas.width = BLUE, 3.0
+    canvas.colour, canvas.pen_width = BLUE, 3.0
     canvas.set_tool(ToolKind.ARROW)
     drag(canvas, [(20, 100), (200, 100)])
     arrow = only_object(session)

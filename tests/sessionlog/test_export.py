@@ -258,7 +258,7 @@ def test_op_geometry_is_ink_for_strokes_boxes_for_drawings_and_authors_for_edits
 def test_boxes_of_strokes_and_shapes_are_what_the_app_paints() -> None:
     # The app's own bounds (Qt-free code, but in the app's package, which imports Qt).
     pytest.importorskip("PySide6")
-    from whiteboard.app.hit import content_bounds
+    from whiteboard.app.scene_index import content_bounds
 
     ops = [
         Stroke(OpId(1, 1), (0.0, 0.0, 30.0, -5.0, 12.5, 40.0), 0, 3.0),

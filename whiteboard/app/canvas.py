@@ -89,7 +89,7 @@ REFRESH_PAD = 6.0
 SPARE_TILES = 16
 
 BoardSource = Callable[[], Board]
-OpSink = Callable[[Op], None]
+OpSink = Callable[[Op], object]  # what it returns (the window: whether it sent) is not used
 GestureSink = Callable[[list[OpId]], None]
 
 _CURSORS = {
@@ -128,7 +128,7 @@ class BoardCanvas(QWidget):
         # Ops are split so that each fits one payload of the transport.
         self.max_payload = MAX_OP_BYTES
         self.colour = DEFAULT_COLOUR
-        self.width = DEFAULT_WIDTH
+        self.pen_width = DEFAULT_WIDTH  # not `width`: that is QWidget.width()
         self.fill = 0  # ARGB fill of rectangles and ellipses; 0 = none
         self.font_size = DEFAULT_FONT_SIZE
         # Send a stroke in chunks while it is drawn (a transport that delivers at once);

@@ -130,7 +130,7 @@ class DrawingToolbar(QToolBar):
             self.set_colour(self.canvas.colour)  # cancelled: keep the check where it was
 
     def set_width(self, width: float) -> None:
-        self.canvas.width = width
+        self.canvas.pen_width = width
         if width in WIDTHS:
             self.width_box.setCurrentIndex(WIDTHS.index(width))
 

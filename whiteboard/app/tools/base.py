@@ -55,7 +55,7 @@ class ToolHost(Protocol):
     """The canvas as a tool sees it."""
 
     colour: int
-    width: float
+    pen_width: float
     fill: int
     font_size: float
     live_chunks: bool

@@ -39,7 +39,7 @@ class PenTool(BaseTool):
     def press(self, pointer: Pointer) -> None:
         # Colour and width are fixed for the gesture: every chunk must look the same.
         self._colour = self.host.colour
-        self._width = self.host.width
+        self._width = self.host.pen_width
         self._points = [clamp_point(pointer.x, pointer.y)]
         self._sent_upto = 0
         self._ids = []

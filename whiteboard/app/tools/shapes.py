@@ -124,7 +124,7 @@ class ShapeTool(BaseTool):
             x2,
             y2,
             self.host.colour,
-            self.host.width,
+            self.host.pen_width,
             self.host.fill if filled else 0,
         )
 
