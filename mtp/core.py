@@ -723,6 +723,7 @@ class MtpCore:
                 return
             own = self._own.get(number)
             message = self._incoming.get(number)
+            subchannel: int | None
             if status is MessageStatus.REJECTED:
                 if self._phase is Phase.SYNCING and number == self._join_number:
                     self._rejoin(
@@ -872,7 +873,7 @@ class MtpCore:
                     self._schedule_nak(message, now)
                 else:
                     continue
-            if message.nak_at > now:
+            if message.nak_at is None or message.nak_at > now:
                 continue
             self._send_nak(message, status, now)
 
