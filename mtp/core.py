@@ -19,7 +19,7 @@ from enum import Enum
 from ipaddress import IPv4Address
 
 from coreapi import Address, MemberState, OrderKey, Outgoing, UpperLayer
-from coreapi.seqnum import to_wire, unwrap
+from coreapi.seqnum import to_wire
 from mtp.framing import (
     PAYLOAD_SUBCHANNEL,
     RECORD_OVERHEAD,
@@ -33,8 +33,9 @@ from mtp.framing import (
     state_packets,
 )
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
-from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage, StatusBook
+from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
 from mtp.params import MtpParams, group_address, params_from_mapping
+from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
     AcceptanceRecord,
@@ -161,18 +162,12 @@ class MtpCore:
         self._suggestion: tuple[float, int, int] | None = None
         self._outbox: list[Outgoing] = []
         self._counters = dict.fromkeys(COUNTERS, 0)
-        # the web
-        self._web = 0  # the multicast connection id (§2.3.1), 0 until known
-        self._master_id = 0
-        self._master_addr: Address | None = None
+        # the web: replaced whole by a join (or the founding) and by a rejoin
+        self.web = Web()
         self._addresses: dict[int, Address] = {}
-        self._heard_master_at = 0.0
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._seen: set[int] = set()  # members we reported as active
         # receiving (§3.2.4)
-        self._book = StatusBook()
-        self._view_next = 0  # the master's next message number, as far as we know
-        self._next_deliver = 0
         self._incoming: dict[int, InMessage] = {}
         self._incoming_bytes = 0
         self._last_key: OrderKey = ()
@@ -190,23 +185,18 @@ class MtpCore:
         self._next_dally_at = 0.0
         # isMember cache (§3.4.3) and naks held until the master vouches for their source
         self._members_cache: dict[int, float] = {}  # member -> believed until
-        self._held_naks: dict[int, list[PacketId]] = {}
-        self._asked: dict[int, tuple[int, float]] = {}  # target -> (tries, next ask)
         self._banished: dict[int, float] = {}  # member -> when we last asked it to quit
         # joining
         self._join_tries = 0
         self._join_reported = False
-        self._join_number = 0  # s: the message our join[confirm] carried (TR §3.4)
         self._want_state = params.join_with_state
         # timers
         self._tick_at: float | None = None
         self._quit_tries = 0
         self._leave_ready_at: float | None = None
         # the master's books (§3.1, §3.2.1)
-        self._members: dict[int, Member] = {}
         self._tokens = TokenQueue()
         self._grants: dict[int, Grant] = {}
-        self._next_grant = 0  # §2.2.6: "initialized to zero by the master"
         self._join_waiting: dict[int, tuple[Address, JoinData]] = {}
         self._state_requests: dict[int, tuple[int, float]] = {}  # request -> (message, asked at)
         self._next_request = 1
@@ -239,11 +229,11 @@ class MtpCore:
 
     @property
     def web_id(self) -> int:
-        return self._web
+        return self.web.id
 
     @property
     def master_id(self) -> int:
-        return self._master_id
+        return self.web.master_id
 
     @property
     def parameters(self) -> tuple[float, int, int]:
@@ -252,15 +242,15 @@ class MtpCore:
 
     @property
     def next_grant(self) -> int:
-        return self._next_grant if self._is_master else self._view_next
+        return self.web.next
 
     @property
     def next_deliver(self) -> int:
-        return self._next_deliver
+        return self.web.next_deliver
 
     @property
     def members(self) -> dict[int, Member]:
-        return self._members
+        return self.web.members
 
     @property
     def grants(self) -> dict[int, Grant]:
@@ -272,11 +262,11 @@ class MtpCore:
 
     def status(self, number: int) -> MessageStatus | None:
         """The decided status of message ``number`` as this member knows it."""
-        return self._book.status(number)
+        return self.web.book.status(number)
 
     def counters(self) -> dict[str, int]:
         counters = dict(self._counters)
-        counters["status_conflicts"] = self._book.conflicts
+        counters["status_conflicts"] = self.web.book.conflicts
         counters["queued"] = len(self._queue)
         counters["retained"] = len(self._own) + len(self._repair_cache)
         return counters
@@ -445,8 +435,8 @@ class MtpCore:
         limit = max(
             self._p.silence_limit, self._retention * max(self._heartbeat, self._master_beat)
         )
-        if now - self._heard_master_at > limit:
-            seconds = now - self._heard_master_at
+        if now - self.web.heard_master_at > limit:
+            seconds = now - self.web.heard_master_at
             if self._phase in (Phase.LEAVING, Phase.QUITTING):
                 unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
                 if unsent:
@@ -477,21 +467,21 @@ class MtpCore:
         if self._phase in (Phase.PROBING, Phase.JOINING):
             return  # not in a web yet: nothing else is for us
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
-            kind is PacketType.QUIT and header.destination == self._web
+            kind is PacketType.QUIT and header.destination == self.web.id
         )
-        if header.destination != (self._web if multicast else self.member_id):
+        if header.destination != (self.web.id if multicast else self.member_id):
             self._counters["foreign_dropped"] += 1
             return
         source = header.source
-        if addr != self._master_addr or source == self._master_id:
+        if addr != self.web.master_addr or source == self.web.master_id:
             # Not learned from the master's relays of others' packets (extension, docs/mtp.md).
             self._remember(source, addr)
-        if source == self._master_id and not self._is_master:
-            self._heard_master_at = now
+        if source == self.web.master_id and not self._is_master:
+            self.web.heard_master_at = now
             if header.modifier is not EmptyModifier.HIBERNATE or kind is not PacketType.EMPTY:
                 self._adopt_parameters(header, now)
         if self._is_master:
-            member = self._members.get(source)
+            member = self.web.members.get(source)
             if member is not None:
                 member.last_heard = now
             elif kind is not PacketType.DATA and not (
@@ -499,7 +489,11 @@ class MtpCore:
             ):
                 self._banish(source, addr, now)  # §3.3.3
                 return
-        elif source != self._master_id and source not in self._seen and len(self._seen) < MAX_CACHE:
+        elif (
+            source != self.web.master_id
+            and source not in self._seen
+            and len(self._seen) < MAX_CACHE
+        ):
             self._seen.add(source)
             self._upper.member_changed(source, MemberState.ACTIVE)
         match kind:
@@ -519,7 +513,7 @@ class MtpCore:
     def _remember(self, source: int, addr: Address) -> None:
         if source in self._addresses or len(self._addresses) < MAX_ADDRESSES:
             self._addresses[source] = addr
-        elif source in self._members:
+        elif source in self.web.members:
             self._forget_a_stranger()
             self._addresses[source] = addr
 
@@ -527,29 +521,29 @@ class MtpCore:
         """Make room in the full address book: the oldest address that is not a member's goes
         (members are at most MAX_MEMBERS < MAX_ADDRESSES, so one always can)."""
         for ident in self._addresses:
-            if ident not in self._members and ident != self._master_id:
+            if ident not in self.web.members and ident != self.web.master_id:
                 del self._addresses[ident]
                 return
 
     def _number(self, wire: int) -> int:
-        return unwrap(wire, self._view_next if not self._is_master else self._next_grant)
+        return self.web.number(wire)
 
     def _learn(self, header: MtpHeader, number: int, now: float) -> None:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
         every other packet copies them from the master, so any decided one is believed."""
         if self._is_master:
             return
-        learned = self._book.learn(number, header.acceptance.statuses)
+        learned = self.web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
-                self._on_decided(decided, self._book.status(decided), now)  # type: ignore[arg-type]
+                self._on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
             self._deliver(now)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
         number = self._number(record.message_seq)
-        if number < self._next_deliver or number in self._own:
+        if number < self.web.next_deliver or number in self._own:
             self._counters["duplicates_dropped"] += 1
             return
         if number >= self._horizon():
@@ -559,7 +553,7 @@ class MtpCore:
         if self._phase is Phase.JOINING:
             return  # what we learned made us abandon the web (§3.2.5): nothing to keep
         if not self._is_master:
-            self._view_next = max(self._view_next, number + 1)
+            self.web.next = max(self.web.next, number + 1)
         message = self._message(number, now)
         if message is None:
             return
@@ -602,7 +596,7 @@ class MtpCore:
             message.nak_tries = 0
         elif gap or (header.modifier is not DataModifier.DATA and message.missing(tail=False)):
             self._schedule_nak(message, now, gap=True)
-        if self._phase is Phase.SYNCING and number == self._join_number:
+        if self._phase is Phase.SYNCING and number == self.web.join_number:
             self._report_state_progress(message)
         if self._is_master:
             grant = self._grants.get(number)
@@ -620,8 +614,8 @@ class MtpCore:
 
     def _horizon(self) -> int:
         if self._is_master:
-            return self._next_grant  # nothing beyond what we granted exists
-        return self._view_next + AHEAD
+            return self.web.next  # nothing beyond what we granted exists
+        return self.web.next + AHEAD
 
     def _message(self, number: int, now: float) -> InMessage | None:
         message = self._incoming.get(number)
@@ -657,11 +651,11 @@ class MtpCore:
         record = header.acceptance
         number = self._number(record.message_seq)
         source = header.source
-        if source == self._master_id and not self._is_master:
+        if source == self.web.master_id and not self._is_master:
             # The master's heartbeat: the next message number it will grant, its statuses.
             if not self._in_range(number, source, now):
                 return
-            self._view_next = max(self._view_next, number)
+            self.web.next = max(self.web.next, number)
             self._master_beat = header.heartbeat / 1000.0
             self._learn(header, number, now)
             self._check_behind(now)
@@ -673,10 +667,10 @@ class MtpCore:
                 self._decide(number, MessageStatus.REJECTED, now)
             return
         # empty[dally] from a producer: (m, k), k one past its last packet of m (§2.2.6).
-        if number < self._next_deliver or number in self._own:
+        if number < self.web.next_deliver or number in self._own:
             return
         if number >= self._horizon() or (
-            not self._is_master and number > self._view_next + STATUS_COUNT + 1
+            not self._is_master and number > self.web.next + STATUS_COUNT + 1
         ):
             self._counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
@@ -684,7 +678,7 @@ class MtpCore:
         if self._phase is Phase.JOINING:
             return  # what we learned made us abandon the web (§3.2.5): nothing to keep
         if not self._is_master:
-            self._view_next = max(self._view_next, number + 1)
+            self.web.next = max(self.web.next, number + 1)
         message = self._message(number, now)
         if message is None:
             return
@@ -703,10 +697,10 @@ class MtpCore:
         (we read the RFC's "m-11 to m-13" as a typo for m + 13). Out of range it is dropped,
         except the master's from further ahead: the master alone sets statuses, so its word
         stands, and it tells us how far behind we are (``_check_behind`` then decides)."""
-        if self._view_next - (STATUS_COUNT - 1) <= number <= self._view_next + STATUS_COUNT + 1:
+        if self.web.next - (STATUS_COUNT - 1) <= number <= self.web.next + STATUS_COUNT + 1:
             return True
         self._counters["out_of_range_dropped"] += 1
-        return source == self._master_id and number > self._view_next
+        return source == self.web.master_id and number > self.web.next
 
     # -- delivery (§2.2.6, TR §3.2) ----------------------------------------------------------
 
@@ -715,23 +709,23 @@ class MtpCore:
         ones; stop at the first pending or incomplete one."""
         # Statuses far behind both the delivery point and the newest message are never read
         # again (a member further than 12 behind rejoins, §2.2.6): memory stays bounded.
-        self._book.forget_below(min(self._next_deliver, self.next_grant))
+        self.web.book.forget_below(min(self.web.next_deliver, self.next_grant))
         while self._phase in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
-            number = self._next_deliver
-            status = self._book.status(number)
+            number = self.web.next_deliver
+            status = self.web.book.status(number)
             if status is None:
                 return
             own = self._own.get(number)
             message = self._incoming.get(number)
             subchannel: int | None
             if status is MessageStatus.REJECTED:
-                if self._phase is Phase.SYNCING and number == self._join_number:
+                if self._phase is Phase.SYNCING and number == self.web.join_number:
                     self._rejoin(
                         "the mtp master gave up sending this member the board: rejoining", now
                     )
                     return
                 self._drop_incoming(number)
-                self._next_deliver += 1
+                self.web.next_deliver += 1
                 continue
             if own is not None:
                 subchannel, body = own.subchannel, None
@@ -745,22 +739,22 @@ class MtpCore:
                     message = InMessage(number, now)
                     self._incoming[number] = message
                 if message.subchannel == STATE_SUBCHANNEL and not (
-                    self._phase is Phase.SYNCING and number == self._join_number
+                    self._phase is Phase.SYNCING and number == self.web.join_number
                 ):
                     self._drop_incoming(number)  # another joiner's board: not for us
-                    self._next_deliver += 1
+                    self.web.next_deliver += 1
                     continue
                 if message.nak_at is None:
                     # Its verdict may merely have overtaken its packets: a reorder too.
                     self._schedule_nak(message, now, gap=True)
                 return
-            if self._phase is Phase.SYNCING and number == self._join_number:
+            if self._phase is Phase.SYNCING and number == self.web.join_number:
                 if not self._finish_sync(subchannel, body, now):
                     return
                 continue
             if subchannel == STATE_SUBCHANNEL:
                 self._drop_incoming(number)
-                self._next_deliver += 1
+                self.web.next_deliver += 1
                 continue
             if self._phase is Phase.SYNCING:
                 return  # nothing newer before the board (TR §3.4)
@@ -779,7 +773,7 @@ class MtpCore:
                     self._upper.failure(f"mtp message {number} from {origin:#x} is unusable: {exc}")
                     records = []
             self._drop_incoming(number)
-            self._next_deliver += 1
+            self.web.next_deliver += 1
             for index, (stamp, payload) in enumerate(records):
                 key = (number, index)
                 self._last_key = key
@@ -788,7 +782,7 @@ class MtpCore:
 
     def _finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
         """Message s, the first after our join: the board if it is one (TR §3.4)."""
-        number = self._join_number
+        number = self.web.join_number
         if subchannel != STATE_SUBCHANNEL or body is None:
             # The master sent no board: we start empty, at s.
             self._become_ready(now)
@@ -800,7 +794,7 @@ class MtpCore:
             return False
         self._drop_incoming(number)
         self._rebase(master_number - number)
-        self._next_deliver = master_number + 1
+        self.web.next_deliver = master_number + 1
         self._upper.board_state_received(state)
         self._become_ready(now)
         return True
@@ -810,10 +804,7 @@ class MtpCore:
         order keys are everyone's."""
         if not delta:
             return
-        self._book.shift(delta)
-        self._view_next += delta
-        self._next_deliver += delta
-        self._join_number += delta
+        self.web.rebase(delta)
         self._incoming = {n + delta: m for n, m in self._incoming.items()}
         for message in self._incoming.values():
             message.number += delta
@@ -839,11 +830,11 @@ class MtpCore:
         of the oldest one any more; it rejoins."""
         if self._phase not in (Phase.READY, Phase.LEAVING):
             return
-        oldest = self._view_next - STATUS_COUNT
-        if self._next_deliver < oldest and self._book.status(self._next_deliver) is None:
+        oldest = self.web.next - STATUS_COUNT
+        if self.web.next_deliver < oldest and self.web.book.status(self.web.next_deliver) is None:
             self._rejoin(
                 f"this member fell more than 12 messages behind the mtp web (message "
-                f"{self._next_deliver}, the master is at {self._view_next}): rejoining",
+                f"{self.web.next_deliver}, the master is at {self.web.next}): rejoining",
                 now,
             )
 
@@ -855,14 +846,16 @@ class MtpCore:
         for message in list(self._incoming.values()):
             if message.number not in self._incoming:
                 continue
-            status = self._book.status(message.number)
+            status = self.web.book.status(message.number)
             if (
                 message.complete
                 or status is MessageStatus.REJECTED
-                or message.number < self._next_deliver
+                or message.number < self.web.next_deliver
                 or (
                     message.subchannel == STATE_SUBCHANNEL
-                    and not (self._phase is Phase.SYNCING and message.number == self._join_number)
+                    and not (
+                        self._phase is Phase.SYNCING and message.number == self.web.join_number
+                    )
                 )
             ):
                 message.nak_at = None  # nothing to ask for
@@ -889,7 +882,7 @@ class MtpCore:
             and message.source != self.member_id
             and not message.denied
             and (message.nak_tries < self._retention or not accepted)
-            and (message.source in self._addresses or message.source == self._master_id)
+            and (message.source in self._addresses or message.source == self.web.master_id)
         )
         if to_producer:
             # A pending message is asked of its producer until the master decides it (it
@@ -906,13 +899,13 @@ class MtpCore:
                     now,
                 )
                 return
-            target = self._master_id
+            target = self.web.master_id
             message.master_tries += 1
         else:
             message.nak_at = now + self._heartbeat  # pending: the master will decide
             return
         assert target is not None
-        addr = self._master_addr if target == self._master_id else self._addresses.get(target)
+        addr = self.web.master_addr if target == self.web.master_id else self._addresses.get(target)
         if addr is None:
             message.nak_at = now + self._heartbeat
             return
@@ -942,8 +935,8 @@ class MtpCore:
         requester = header.source
         if not self._vouched(requester, now):
             # Bounded: at most MAX_HELD_NAKS unvouched requesters, each a few lists' worth.
-            if requester in self._held_naks or len(self._held_naks) < MAX_HELD_NAKS:
-                held = self._held_naks.setdefault(requester, [])
+            if requester in self.web.held_naks or len(self.web.held_naks) < MAX_HELD_NAKS:
+                held = self.web.held_naks.setdefault(requester, [])
                 if len(held) < 4 * MAX_NAK_ENTRIES_OUT:
                     held.extend(body.packets)
             self._ask_master_about(requester, now)
@@ -953,8 +946,8 @@ class MtpCore:
     def _vouched(self, requester: int, now: float) -> bool:
         """§3.4.3: a producer serves naks from members it knows; the master knows them all."""
         if self._is_master:
-            return requester in self._members
-        if requester == self._master_id:
+            return requester in self.web.members
+        if requester == self.web.master_id:
             return True
         until = self._members_cache.get(requester)
         return until is not None and until > now
@@ -1003,8 +996,8 @@ class MtpCore:
                 # The producer cannot give us what we lack: the message cannot be accepted.
                 self._decide(number, MessageStatus.REJECTED, now)
                 continue
-            if source == self._master_id:
-                if self._book.status(number) is MessageStatus.ACCEPTED:
+            if source == self.web.master_id:
+                if self.web.book.status(number) is MessageStatus.ACCEPTED:
                     self._rejoin(
                         f"mtp message {number} was accepted but is lost to this member "
                         "(nak[deny] from the master, RFC 1301 §3.2.6): rejoining the web",
@@ -1043,12 +1036,12 @@ class MtpCore:
             self._send_token_request(now)
 
     def _send_token_request(self, now: float) -> None:
-        if self._master_addr is None:
+        if self.web.master_addr is None:
             return
         self._token_tries += 1
         self._send(
-            self._control(PacketType.TOKEN, TokenModifier.REQUEST, self._master_id, None),
-            self._master_addr,
+            self._control(PacketType.TOKEN, TokenModifier.REQUEST, self.web.master_id, None),
+            self.web.master_addr,
             parameters=self._suggestion,
         )
 
@@ -1058,16 +1051,16 @@ class MtpCore:
             if self._is_master:
                 self._on_token_request(header, now)
             return
-        if header.source != self._master_id:
+        if header.source != self.web.master_id:
             return
         number = self._number(header.acceptance.message_seq)
         # Not §2.2.6's control-packet range: a token[confirm] carries the message it grants,
         # and up to 12 later ones may be out already (we may have seen their data).
-        if not self._next_deliver <= number < self._view_next + AHEAD:
+        if not self.web.next_deliver <= number < self.web.next + AHEAD:
             self._counters["out_of_range_dropped"] += 1
             return
         self._learn(header, number, now)
-        self._view_next = max(self._view_next, number + 1)
+        self.web.next = max(self.web.next, number + 1)
         if number in self._own:
             # §3.2.1: a duplicate token[confirm] is a nak for the whole message.
             self._counters["duplicate_confirms"] += 1
@@ -1093,7 +1086,7 @@ class MtpCore:
     def _send_cancel(self, number: int) -> None:
         """§3.2.3: an unneeded token goes back at once, as empty[cancel]."""
         self._send(
-            self._control(PacketType.EMPTY, EmptyModifier.CANCEL, self._web, None, number), None
+            self._control(PacketType.EMPTY, EmptyModifier.CANCEL, self.web.id, None, number), None
         )
         self._counters["cancels_sent"] += 1
 
@@ -1127,7 +1120,8 @@ class MtpCore:
             # token (§3.2.3), so that it does not send the confirm again.
             self._counters["dallies_sent"] += 1
             self._send(
-                self._control(PacketType.EMPTY, EmptyModifier.DALLY, self._web, None, number), None
+                self._control(PacketType.EMPTY, EmptyModifier.DALLY, self.web.id, None, number),
+                None,
             )
 
     def _pump(self, now: float) -> None:
@@ -1205,7 +1199,7 @@ class MtpCore:
             self._control(
                 PacketType.EMPTY,
                 EmptyModifier.DALLY,
-                self._web,
+                self.web.id,
                 None,
                 message.number,
                 packet_seq=len(message.packets),
@@ -1224,9 +1218,9 @@ class MtpCore:
             PacketType.DATA,
             modifier,
             source,
-            self._web,
+            self.web.id,
             *self._wire_parameters(),
-            acceptance=AcceptanceRecord(sync, self._book.vector(number), to_wire(number), index),
+            acceptance=AcceptanceRecord(sync, self.web.book.vector(number), to_wire(number), index),
             subchannel=subchannel,
         )
         self._send(MtpPacket(header, body), None)
@@ -1256,7 +1250,7 @@ class MtpCore:
         for number in [
             n
             for n, m in self._own.items()
-            if m.decided_at is not None and now - m.decided_at > keep and n < self._next_deliver
+            if m.decided_at is not None and now - m.decided_at > keep and n < self.web.next_deliver
         ]:
             del self._own[number]
 
@@ -1287,12 +1281,12 @@ class MtpCore:
         self._send_join_request(now)
 
     def _found_web(self, now: float) -> None:
-        self._web = self._rng.randrange(1, 2**32)
-        while self._web == self.member_id:
-            self._web = self._rng.randrange(1, 2**32)
-        self._master_id = self.member_id
+        web_id = self._rng.randrange(1, 2**32)
+        while web_id == self.member_id:
+            web_id = self._rng.randrange(1, 2**32)
+        self.web = Web(web_id, self.member_id)
         self._phase = Phase.READY
-        self._upper.protocol_event("web_founded", {"web": self._web})
+        self._upper.protocol_event("web_founded", {"web": self.web.id})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
         self._want_token(now)
@@ -1336,10 +1330,10 @@ class MtpCore:
             self._send_empty(EmptyModifier.DALLY, now)
 
     def _send_empty(self, modifier: EmptyModifier, now: float) -> None:
-        if self._web == 0:
+        if self.web.id == 0:
             return
         self._announce = False
-        packet = self._control(PacketType.EMPTY, modifier, self._web, None)
+        packet = self._control(PacketType.EMPTY, modifier, self.web.id, None)
         if modifier is EmptyModifier.HIBERNATE:
             h = packet.header
             packet = MtpPacket(
@@ -1389,7 +1383,7 @@ class MtpCore:
             if (
                 header.modifier is JoinModifier.CONFIRM
                 and self._phase is Phase.SYNCING
-                and (header.source == self._master_id)
+                and (header.source == self.web.master_id)
             ):
                 return  # a retransmitted confirm
             return
@@ -1439,7 +1433,7 @@ class MtpCore:
             return "unit"
         if wish.min_throughput > self._throughput():
             return "throughput"
-        if joiner not in self._members and len(self._members) >= MAX_MEMBERS:
+        if joiner not in self.web.members and len(self.web.members) >= MAX_MEMBERS:
             return "full"
         return None
 
@@ -1467,7 +1461,7 @@ class MtpCore:
                 "join_denied", {"joiner": joiner, "reason": refusal or "leaving"}
             )
             return
-        member = self._members.get(joiner)
+        member = self.web.members.get(joiner)
         if member is not None and now - member.joined_at <= self._retention * self._heartbeat:
             # A retransmitted request: our confirm was lost. The same answer again.
             self._send_join_confirm(member, now)
@@ -1484,17 +1478,17 @@ class MtpCore:
         every message before them is decided; they then get the board as message s."""
         if not self._join_waiting or self._grants or self._phase is not Phase.READY:
             return
-        if not self._may_shift_out(self._next_grant - STATUS_COUNT, now):
+        if not self._may_shift_out(self.web.next - STATUS_COUNT, now):
             return
-        number = self._next_grant
+        number = self.web.next
         with_state = self._p.join_with_state
         if with_state:
             # Message s is the board; we grant it to ourselves.
             self._grants[number] = Grant(number, self.member_id, now, now, busy=True)
-            self._next_grant += 1
+            self.web.next += 1
         for joiner, (addr, wish) in self._join_waiting.items():
             member = Member(joiner, addr, wish.member_class, now, number, now)
-            self._members[joiner] = member
+            self.web.members[joiner] = member
             self._remember(joiner, addr)
             self._send_join_confirm(member, now)
             self._counters["joins_confirmed"] += 1
@@ -1510,7 +1504,7 @@ class MtpCore:
         self._grant_tokens(now)
 
     def _send_join_confirm(self, member: Member, now: float) -> None:
-        body = self._web_data(member.member_class, self._web)
+        body = self._web_data(member.member_class, self.web.id)
         self._send(
             self._control(
                 PacketType.JOIN, JoinModifier.CONFIRM, member.ident, body, member.join_number
@@ -1531,19 +1525,20 @@ class MtpCore:
     def _on_join_confirm(
         self, header: MtpHeader, body: JoinData, addr: Address, now: float
     ) -> None:
-        self._web = body.multicast_id
-        self._master_id = header.source
-        self._master_addr = addr
+        number = header.acceptance.message_seq  # provisional numbering until the board
+        self.web = Web(
+            body.multicast_id,
+            header.source,
+            addr,
+            heard_master_at=now,
+            next=number,
+            next_deliver=number,
+            join_number=number,
+        )
         self._remember(header.source, addr)
-        self._heard_master_at = now
         self._unit = body.max_data_unit or self._unit
         self._adopt_parameters(header, now)
-        number = header.acceptance.message_seq  # provisional numbering until the board
-        self._view_next = number
-        self._next_deliver = number
-        self._join_number = number
-        self._book = StatusBook()
-        self._book.learn(number, header.acceptance.statuses)
+        self.web.book.learn(number, header.acceptance.statuses)
         self._upper.protocol_event("joined", {"master": header.source, "message": number})
         if header.source not in self._seen:
             self._seen.add(header.source)
@@ -1588,7 +1583,7 @@ class MtpCore:
         requester = header.source
         if self._phase is not Phase.READY:
             return  # §3.3.2: a quitting master grants nothing
-        member = self._members.get(requester)
+        member = self.web.members.get(requester)
         if member is None or member.member_class is MemberClass.CONSUMER:
             return
         self._wake(now)
@@ -1619,12 +1614,12 @@ class MtpCore:
             self._tokens
             and len(self._grants) < self._p.tokens
             and not self._join_waiting
-            and self._may_shift_out(self._next_grant - STATUS_COUNT, now)
+            and self._may_shift_out(self.web.next - STATUS_COUNT, now)
             and self._phase in (Phase.READY, Phase.LEAVING)
         ):
             owner = self._tokens.pop()
-            number = self._next_grant
-            self._next_grant += 1
+            number = self.web.next
+            self.web.next += 1
             grant = Grant(number, owner, now, now)
             self._grants[number] = grant
             self._counters["tokens_granted"] += 1
@@ -1634,7 +1629,7 @@ class MtpCore:
                 self._token_wanted_at = None
                 self._begin_message(number, now)
             else:
-                self._members[owner].last_grant = number
+                self.web.members[owner].last_grant = number
                 self._send_token_confirm(grant, now)
         self._admit_joiners(now)
 
@@ -1642,16 +1637,16 @@ class MtpCore:
         """§2.2.6: a pending status is never shifted out of the vector. Ours too: a decided
         status stays in it for a heartbeat at least, so that one of our heartbeat empties
         carries it to members that lost the packets that did (else they must rejoin)."""
-        if not self._book.decided(number):
+        if not self.web.book.decided(number):
             return False
         decided_at = self._decided_at.get(number)
         return decided_at is None or now - decided_at >= self._heartbeat
 
     def _send_token_confirm(self, grant: Grant, now: float) -> None:
-        member = self._members.get(grant.owner)
+        member = self.web.members.get(grant.owner)
         if member is None:
             return
-        tsaps = TsapList((Tsap(self._group_ip, self._group_port, self._web),))
+        tsaps = TsapList((Tsap(self._group_ip, self._group_port, self.web.id),))
         self._send(
             self._control(
                 PacketType.TOKEN, TokenModifier.CONFIRM, grant.owner, tsaps, grant.number
@@ -1686,14 +1681,14 @@ class MtpCore:
                 continue
             if grant.checks < self._retention:
                 grant.checks += 1
-                member = self._members.get(grant.owner)
+                member = self.web.members.get(grant.owner)
                 if member is not None:
                     self._send_is_member_request(grant.owner, member.address, grant.owner)
                 continue
             self._remove_member(grant.owner, now, "silent while holding a transmit token")
 
     def _remove_member(self, ident: int, now: float, why: str, report: bool = True) -> None:
-        member = self._members.pop(ident, None)
+        member = self.web.members.pop(ident, None)
         self._tokens.discard(ident)
         for grant in [g for g in self._grants.values() if g.owner == ident]:
             message = self._incoming.get(grant.number)
@@ -1708,7 +1703,7 @@ class MtpCore:
 
     def _decide(self, number: int, status: MessageStatus, now: float) -> None:
         """The master's verdict on message ``number`` (§2.2.6: it alone sets it)."""
-        if not self._book.decide(number, status):
+        if not self.web.book.decide(number, status):
             return
         if self._is_master and number not in self._decided_at:
             self._decided_at[number] = now
@@ -1811,13 +1806,13 @@ class MtpCore:
         else:
             self._quiet_rounds = 0
         self._new_quit_confirms = False
-        everyone = set(self._members) <= self._quit_confirmed
+        everyone = set(self.web.members) <= self._quit_confirmed
         if self._quiet_rounds >= self._retention or (self._quit_tries and everyone):
             self._finish()
             return
         self._quit_tries += 1
-        target = Tsap(self._group_ip, self._group_port, self._web)
-        self._send(self._control(PacketType.QUIT, QuitModifier.REQUEST, self._web, target), None)
+        target = Tsap(self._group_ip, self._group_port, self.web.id)
+        self._send(self._control(PacketType.QUIT, QuitModifier.REQUEST, self.web.id, target), None)
 
     # -- quit, banishment, isMember (§3.2.8, §3.3, §3.4.3) -----------------------------------
 
@@ -1830,8 +1825,8 @@ class MtpCore:
             if self._is_master:
                 self._quit_confirmed.add(source)
                 self._new_quit_confirms = True
-                self._remove_member(source, now, "quit", report=source in self._members)
-            elif self._phase is Phase.QUITTING and source == self._master_id:
+                self._remove_member(source, now, "quit", report=source in self.web.members)
+            elif self._phase is Phase.QUITTING and source == self.web.master_id:
                 self._finish()
             return
         # quit[request]
@@ -1845,18 +1840,19 @@ class MtpCore:
                 ),
                 addr,
             )
-            if source in self._members:
+            if source in self.web.members:
                 self._remove_member(source, now, "quit")
             return
         confirm = self._control(
             PacketType.QUIT, QuitModifier.CONFIRM, source, self._tsap(self.member_id, None)
         )
-        if target.connection_id == self._web and source == self._master_id:
+        if target.connection_id == self.web.id and source == self.web.master_id:
             # §3.3.2: the master ends the web. Its last statuses ride on the quit, like every
             # packet's (§2.2.6): deliver what they decide before we go.
+            master = self.web.master_id  # (_learn may abandon this web: it still left us)
             self._learn(header, self._number(header.acceptance.message_seq), now)
             self._send(confirm, addr)
-            self._upper.member_changed(self._master_id, MemberState.LEFT)
+            self._upper.member_changed(master, MemberState.LEFT)
             unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
             note = f"; {unsent} payloads were not sent" if unsent else ""
             self._upper.failure(f"the mtp master closed the web{note}")
@@ -1911,18 +1907,18 @@ class MtpCore:
         )
 
     def _ask_master_about(self, target: int, now: float) -> None:
-        tries, next_at = self._asked.get(target, (0, now))
-        if next_at > now or self._master_addr is None:
+        tries, next_at = self.web.asked.get(target, (0, now))
+        if next_at > now or self.web.master_addr is None:
             return
         if tries >= self._retention:
-            self._asked.pop(target, None)
-            self._held_naks.pop(target, None)
+            self.web.asked.pop(target, None)
+            self.web.held_naks.pop(target, None)
             return
-        self._asked[target] = (tries + 1, now + self._heartbeat)
-        self._send_is_member_request(self._master_id, self._master_addr, target)
+        self.web.asked[target] = (tries + 1, now + self._heartbeat)
+        self._send_is_member_request(self.web.master_id, self.web.master_addr, target)
 
     def _ask_members(self, now: float) -> None:
-        for target in list(self._asked):
+        for target in list(self.web.asked):
             self._ask_master_about(target, now)
 
     def _on_is_member(self, packet: MtpPacket, addr: Address, now: float) -> None:
@@ -1933,7 +1929,7 @@ class MtpCore:
             assert isinstance(body, Tsap)
             target = body.connection_id
             if self._is_master and target != self.member_id:
-                member = self._members.get(target)
+                member = self.web.members.get(target)
                 if member is None:
                     reply = self._control(PacketType.IS_MEMBER, IsMemberModifier.DENY, source, body)
                 else:
@@ -1970,25 +1966,25 @@ class MtpCore:
                         grant.checks = 0
                         grant.revivals += 1
                 return
-            if source != self._master_id:
+            if source != self.web.master_id:
                 return
             believed = self._p.member_cache_age - body.credibility_ms / 1000.0
             if believed > 0:
                 if len(self._members_cache) >= MAX_CACHE:
                     self._members_cache.clear()
                 self._members_cache[target] = now + believed
-            self._asked.pop(target, None)
-            held = self._held_naks.pop(target, [])
+            self.web.asked.pop(target, None)
+            held = self.web.held_naks.pop(target, [])
             if held:
                 self._serve_nak(target, held, now)
             return
         # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
         assert isinstance(body, Tsap)
-        if source != self._master_id:
+        if source != self.web.master_id:
             return
         target = body.connection_id
-        self._asked.pop(target, None)
-        self._held_naks.pop(target, None)
+        self.web.asked.pop(target, None)
+        self.web.held_naks.pop(target, None)
         addr_of_target = self._addresses.get(target)
         if addr_of_target is not None:
             self._banish(target, addr_of_target, now)
@@ -2018,7 +2014,7 @@ class MtpCore:
             self._phase = Phase.QUITTING
             self._quit_tries = 0
         if self._phase is Phase.QUITTING and not self._is_master:
-            if self._quit_tries >= max(3, self._retention) or self._master_addr is None:
+            if self._quit_tries >= max(3, self._retention) or self.web.master_addr is None:
                 self._finish()
                 return
             self._quit_tries += 1
@@ -2026,10 +2022,10 @@ class MtpCore:
                 self._control(
                     PacketType.QUIT,
                     QuitModifier.REQUEST,
-                    self._master_id,
+                    self.web.master_id,
                     self._tsap(self.member_id, None),
                 ),
-                self._master_addr,
+                self.web.master_addr,
             )
 
     def _rejoin(self, reason: str, now: float) -> None:
@@ -2052,12 +2048,8 @@ class MtpCore:
         self._dally_due.clear()
         self._incoming.clear()
         self._incoming_bytes = 0
-        self._book = StatusBook()
         self._token_wanted_at = None
-        self._held_naks.clear()
-        self._asked.clear()
-        self._web = 0
-        self._master_addr = None
+        self.web = Web()  # the old membership is gone whole (§3.2.5)
         self._join_tries = 0
         self._phase = Phase.JOINING
         self._upper.member_changed(self.member_id, MemberState.JOINING)
@@ -2092,14 +2084,16 @@ class MtpCore:
         """A control packet: sync 0, our view of the next message number (or ``number``) and
         the statuses before it (§2.2.6)."""
         if number is None:
-            number = self._next_grant if self._is_master else self._view_next
+            number = self.web.next
         header = MtpHeader(
             kind,
             modifier,
             self.member_id,
             destination,
             *self._wire_parameters(),
-            acceptance=AcceptanceRecord(0, self._book.vector(number), to_wire(number), packet_seq),
+            acceptance=AcceptanceRecord(
+                0, self.web.book.vector(number), to_wire(number), packet_seq
+            ),
         )
         return MtpPacket(header, body)  # type: ignore[arg-type]
 

@@ -194,17 +194,17 @@ def build(setup: str) -> Node:
 
 def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
     """Each internal table's size and its cap (mtp/core.py, mtp/master.py)."""
-    held = max((len(entries) for entries in core._held_naks.values()), default=0)
+    held = max((len(entries) for entries in core.web.held_naks.values()), default=0)
     return {
         "_incoming": (len(core._incoming), MAX_INCOMING),
         "_incoming_bytes": (core._incoming_bytes, MAX_INCOMING_BYTES),
         "_addresses": (len(core._addresses), MAX_ADDRESSES),
-        "_members": (len(core._members), MAX_MEMBERS),
+        "_members": (len(core.web.members), MAX_MEMBERS),
         "_join_waiting": (len(core._join_waiting), MAX_MEMBERS),
-        "_held_naks": (len(core._held_naks), MAX_HELD_NAKS),
+        "_held_naks": (len(core.web.held_naks), MAX_HELD_NAKS),
         "one requester's held naks": (held, 4 * MAX_NAK_ENTRIES_OUT + MAX_NAK_ENTRIES),
         "_members_cache": (len(core._members_cache), MAX_CACHE),
-        "_asked": (len(core._asked), MAX_CACHE),
+        "_asked": (len(core.web.asked), MAX_CACHE),
         "_seen": (len(core._seen), MAX_CACHE),
         "_banished": (len(core._banished), MAX_CACHE),
         "_retx": (len(core._retx), MAX_RETX),
@@ -544,14 +544,14 @@ def test_naks_from_thousands_of_unknown_members_hold_at_most_max_held_naks() -> 
         out.extend(decode(raw).name for raw, _ in core.datagrams_to_send(0.05))
     asks = core.counters()["ismember_requests_sent"] - asked
     print(
-        f"\n2000 naks from strangers: {len(core._held_naks)} requesters held, "
-        f"{len(core._asked)} being asked about, {asks} isMember[request]s sent"
+        f"\n2000 naks from strangers: {len(core.web.held_naks)} requesters held, "
+        f"{len(core.web.asked)} being asked about, {asks} isMember[request]s sent"
     )
     # Nothing is served to a stranger: it is only asked about (§3.4.3).
     assert set(out) <= {"isMember[request]"}, set(out)
     assert core.counters()["retransmissions"] == 0
-    assert len(core._held_naks) <= MAX_HELD_NAKS, (
-        f"{len(core._held_naks)} requesters held (cap {MAX_HELD_NAKS})"
+    assert len(core.web.held_naks) <= MAX_HELD_NAKS, (
+        f"{len(core.web.held_naks)} requesters held (cap {MAX_HELD_NAKS})"
     )
     assert_bounded(core)
 
@@ -595,10 +595,10 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     counters = core.counters()
     print(
         f"\n{MAX_ADDRESSES + 500} strangers and {MAX_MEMBERS + 100} joiners: "
-        f"{len(core._members)} members, {counters['joins_denied']} joins denied, "
+        f"{len(core.web.members)} members, {counters['joins_denied']} joins denied, "
         f"{len(core._addresses)} addresses, {len(core._banished)} banished remembered"
     )
-    assert len(core._members) == MAX_MEMBERS
+    assert len(core.web.members) == MAX_MEMBERS
     assert counters["joins_denied"] == 100
     assert len(core._addresses) <= MAX_ADDRESSES, (
         f"{len(core._addresses)} addresses kept (cap {MAX_ADDRESSES})"
@@ -620,8 +620,8 @@ def test_the_status_book_stays_bounded_over_a_long_web() -> None:
         core.datagrams_to_send(0.05)
     assert core.next_deliver == base + 1999, core.next_deliver  # all but the last decided
     assert core.counters()["delivered"] == 1999
-    assert len(core._book) <= 4 * STATUS_COUNT + STATUS_COUNT, (
-        f"the status book holds {len(core._book)} statuses after 2,000 messages"
+    assert len(core.web.book) <= 4 * STATUS_COUNT + STATUS_COUNT, (
+        f"the status book holds {len(core.web.book)} statuses after 2,000 messages"
     )
 
 
