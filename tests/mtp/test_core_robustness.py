@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from coreapi.seqnum import to_wire
 from mtp.core import (
     AHEAD,
-    MAX_ADDRESSES,
     MAX_CACHE,
     MAX_HELD_NAKS,
     MAX_INCOMING,
@@ -33,6 +32,7 @@ from mtp.core import (
     MtpCore,
     Phase,
 )
+from mtp.link import MAX_ADDRESSES
 from mtp.master import MAX_MEMBERS
 from mtp.messages import MAX_PACKETS_PER_MESSAGE
 from mtp.wire import (
@@ -193,14 +193,15 @@ def build(setup: str) -> Node:
 
 
 def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
-    """Each internal table's size and its cap (mtp/core.py, mtp/master.py)."""
+    """Each internal table's size and its cap (mtp/core.py, mtp/master_role.py, mtp/web.py)."""
     held = max((len(entries) for entries in core.web.held_naks.values()), default=0)
+    role = core._master  # the master's part: only the master has one (mtp/master_role.py)
     return {
         "_incoming": (len(core._incoming), MAX_INCOMING),
         "_incoming_bytes": (core._incoming_bytes, MAX_INCOMING_BYTES),
-        "_addresses": (len(core._addresses), MAX_ADDRESSES),
+        "_addresses": (len(core._link.addresses), MAX_ADDRESSES),
         "_members": (len(core.web.members), MAX_MEMBERS),
-        "_join_waiting": (len(core._join_waiting), MAX_MEMBERS),
+        "_join_waiting": (len(role.join_waiting) if role else 0, MAX_MEMBERS),
         "_held_naks": (len(core.web.held_naks), MAX_HELD_NAKS),
         "one requester's held naks": (held, 4 * MAX_NAK_ENTRIES_OUT + MAX_NAK_ENTRIES),
         "_members_cache": (len(core._members_cache), MAX_CACHE),
@@ -208,8 +209,8 @@ def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
         "_seen": (len(core._seen), MAX_CACHE),
         "_banished": (len(core._banished), MAX_CACHE),
         "_retx": (len(core._retx), MAX_RETX),
-        "_grants": (len(core._grants), STATUS_COUNT),
-        "_repair_cache": (len(core._repair_cache), core._p.repair_cache),
+        "_grants": (len(core.grants), STATUS_COUNT),
+        "_repair_cache": (len(role.repair_cache) if role else 0, core._p.repair_cache),
     }
 
 
@@ -596,12 +597,12 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     print(
         f"\n{MAX_ADDRESSES + 500} strangers and {MAX_MEMBERS + 100} joiners: "
         f"{len(core.web.members)} members, {counters['joins_denied']} joins denied, "
-        f"{len(core._addresses)} addresses, {len(core._banished)} banished remembered"
+        f"{len(core._link.addresses)} addresses, {len(core._banished)} banished remembered"
     )
     assert len(core.web.members) == MAX_MEMBERS
     assert counters["joins_denied"] == 100
-    assert len(core._addresses) <= MAX_ADDRESSES, (
-        f"{len(core._addresses)} addresses kept (cap {MAX_ADDRESSES})"
+    assert len(core._link.addresses) <= MAX_ADDRESSES, (
+        f"{len(core._link.addresses)} addresses kept (cap {MAX_ADDRESSES})"
     )
     assert_bounded(core)
 
