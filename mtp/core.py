@@ -13,31 +13,24 @@ the choice is said where it is made and summed up in docs/mtp.md.
 from __future__ import annotations
 
 import random
-from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
-from coreapi import Address, MemberState, OrderKey, Outgoing, UpperLayer
-from coreapi.seqnum import to_wire
+from coreapi import Address, MemberState, Outgoing, UpperLayer
 from mtp.framing import (
-    PAYLOAD_SUBCHANNEL,
-    RECORD_OVERHEAD,
     STATE_SUBCHANNEL,
     FramingError,
-    decode_batch,
     decode_state,
-    encode_batch,
-    split,
-    state_packets,
 )
 from mtp.link import TRANSPORT_TYPES, Link, Phase
 from mtp.master import Grant, Member
 from mtp.master_role import MasterRole
-from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
+from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
+from mtp.receiver import Receiver
+from mtp.sender import MAX_NAK_ENTRIES_OUT, Sender
 from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
-    AcceptanceRecord,
     DataModifier,
     EmptyModifier,
     IsMemberModifier,
@@ -51,7 +44,6 @@ from mtp.wire import (
     MtpPacket,
     NakList,
     NakModifier,
-    PacketId,
     PacketType,
     QuitModifier,
     TokenModifier,
@@ -63,13 +55,8 @@ from mtp.wire import (
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000
-MAX_NAK_ENTRIES_OUT = 300  # 28 + 4 x 300 bytes: a nak fits one Ethernet-sized datagram
-MAX_INCOMING = 256  # messages being reassembled at once
-MAX_INCOMING_BYTES = 64 << 20
-MAX_RETX = 8192
 MAX_HELD_NAKS = 64
 MAX_CACHE = 4096
-LAST_RESORT_TRIES = 10  # naks to the master (our extension) before a member gives up
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
 AHEAD = 2 * STATUS_COUNT
@@ -93,25 +80,9 @@ class MtpCore:
         self._phase = Phase.NEW
         self._is_master = params.role == "master"
         self._link = Link(member_id, upper, rng, params)
-        self._suggestion: tuple[float, int, int] | None = None
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._seen: set[int] = set()  # members we reported as active
         # receiving (§3.2.4)
-        self._incoming: dict[int, InMessage] = {}
-        self._incoming_bytes = 0
-        self._last_key: OrderKey = ()
-        # sending (§3.2.2)
-        self._queue: deque[tuple[float, bytes]] = deque()
-        self._token_wanted_at: float | None = None  # token[request] out, no confirm yet
-        self._token_tries = 0
-        self._sending: deque[OutMessage] = deque()
-        self._own: dict[int, OutMessage] = {}
-        self._retx: deque[tuple[int, int]] = deque()
-        self._retx_set: set[tuple[int, int]] = set()
-        self._period_start = -1e18
-        self._period_sent = 0
-        self._dally_due: list[OutMessage] = []
-        self._next_dally_at = 0.0
         # isMember cache (§3.4.3) and naks held until the master vouches for their source
         self._members_cache: dict[int, float] = {}  # member -> believed until
         self._banished: dict[int, float] = {}  # member -> when we last asked it to quit
@@ -124,9 +95,10 @@ class MtpCore:
         self._quit_tries = 0
         self._leave_ready_at: float | None = None
         self._probe_tries = 0
-        self._last_own = -1  # the highest message number we sent payloads in
         # The master's part (§3.1, §3.2.1, §3.3): only the master's core has one.
         self._master = MasterRole(self._link, self) if params.role == "master" else None
+        self._sender = Sender(self._link, self, self._master)  # §3.2.1-§3.2.3
+        self._receiver = Receiver(self._link, self)  # §3.2.4-§3.2.6: one per membership
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -201,9 +173,9 @@ class MtpCore:
     def counters(self) -> dict[str, int]:
         counters = dict(self._link.counters)
         counters["status_conflicts"] = self.web.book.conflicts
-        counters["queued"] = len(self._queue)
+        counters["queued"] = len(self._sender.queue)
         cached = len(self._master.repair_cache) if self._master is not None else 0
-        counters["retained"] = len(self._own) + cached
+        counters["retained"] = len(self._sender.flight.own) + cached
         return counters
 
     def start(self, now: float) -> None:
@@ -224,11 +196,11 @@ class MtpCore:
             raise RuntimeError("this member joined the mtp web as a consumer: it does not send")
         if len(payload) > MAX_PAYLOAD:
             raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-        if len(self._queue) >= MAX_PENDING_SENDS:
+        if len(self._sender.queue) >= MAX_PENDING_SENDS:
             raise RuntimeError("the mtp transport's send queue is full")
-        self._queue.append((now, bytes(payload)))
+        self._sender.add(now, bytes(payload))
         self._link.counters["sent"] += 1
-        self._want_token(now)
+        self._sender.want_token(now)
         self._flush(now)
 
     def leave(self, now: float) -> None:
@@ -277,21 +249,16 @@ class MtpCore:
             if self._tick_at == due:  # not moved (or cleared) by what the tick did
                 beat = self._role.tick_period() if self._is_master else self._link.heartbeat
                 self._tick_at = max(due + beat, now + beat / 4)
-        self._nak_rounds(now)
-        self._pump(now)
+        self._receiver.nak_rounds(now)
+        self._sender.pump(now)
         self._flush(now)
 
     def get_timer(self) -> float | None:
         if self._phase is Phase.FINISHED:
             return None
         deadlines = [self._tick_at] if self._tick_at is not None else []
-        if self._retx or self._sending:
-            deadlines.append(self._period_start + self._link.heartbeat)
-        if self._dally_due:
-            deadlines.append(self._next_dally_at)
-        for message in self._incoming.values():
-            if message.nak_at is not None:
-                deadlines.append(message.nak_at)
+        deadlines.extend(self._sender.deadline())
+        deadlines.extend(self._receiver.deadlines())
         return min(deadlines, default=None)
 
     # -- extensions of the interface (§3.4.1) ------------------------------------------------
@@ -316,33 +283,32 @@ class MtpCore:
             self._role.send_empty(EmptyModifier.DALLY, now)
             self._flush(now)
         else:
-            self._suggestion = new
+            self._sender.suggestion = new
 
     # -- what the parts ask of the member (mtp.master_role.MasterHost) ---------------------
 
     def busy(self) -> bool:
         return bool(
-            self._queue
-            or self._sending
-            or self._retx
-            or any(not m.complete for m in self._incoming.values())
+            self._sender.queue
+            or self._sender.flight.sending
+            or self._sender.flight.retx
+            or self._receiver.incomplete()
         )
 
     def own(self, number: int) -> OutMessage | None:
-        return self._own.get(number)
+        return self._sender.flight.own.get(number)
 
     def incoming(self, number: int) -> InMessage | None:
-        return self._incoming.get(number)
+        return self._receiver.incoming.get(number)
 
     def deliver(self, now: float) -> None:
         self._deliver(now)
 
     def on_decided(self, number: int, status: MessageStatus, now: float) -> None:
-        self._on_decided(number, status, now)
+        self._sender.on_decided(number, status, now)
 
     def take_own_token(self, number: int, now: float) -> None:
-        self._token_wanted_at = None
-        self._begin_message(number, now)
+        self._sender.take_token(number, now)
 
     def check_leave(self, now: float) -> None:
         self._check_leave(now)
@@ -351,13 +317,17 @@ class MtpCore:
         self._tick_at = at
 
     def send_own_state(self, message: OutMessage, now: float) -> None:
-        self._own[message.number] = message
-        self._sending.append(message)
-        self._pump(now)
+        self._sender.send_state(message, now)
         self._flush(now)
 
     def finish(self) -> None:
         self._finish()
+
+    def rejoin(self, reason: str, now: float) -> None:
+        self._rejoin(reason, now)
+
+    def finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
+        return self._finish_sync(subchannel, body, now)
 
     # -- the periodic work (one heartbeat) ---------------------------------------------------
 
@@ -373,7 +343,7 @@ class MtpCore:
             self._role.tick(now)
         else:
             self._member_tick(now)
-        self._expire_own(now)
+        self._sender.expire_own(now)
         self._ask_members(now)
         if phase in (Phase.LEAVING, Phase.QUITTING):
             self._check_leave(now)
@@ -386,7 +356,7 @@ class MtpCore:
         if now - self.web.heard_master_at > limit:
             seconds = now - self.web.heard_master_at
             if self._phase in (Phase.LEAVING, Phase.QUITTING):
-                unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
+                unsent = self._sender.unsent()
                 if unsent:
                     self._upper.failure(
                         f"the mtp master went silent while this member was leaving; "
@@ -400,8 +370,8 @@ class MtpCore:
                 now,
             )
             return
-        if self._token_wanted_at is not None:
-            self._send_token_request(now)
+        if self._sender.flight.token_wanted_at is not None:
+            self._sender.send_token_request(now)
         self._check_behind(now)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -469,115 +439,61 @@ class MtpCore:
         learned = self.web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
-                self._on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
+                self._sender.on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
             self._deliver(now)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
         number = self._number(record.message_seq)
-        if number < self.web.next_deliver or number in self._own:
+        if number < self.web.next_deliver or number in self._sender.flight.own:
             self._link.counters["duplicates_dropped"] += 1
             return
         if number >= self._horizon():
             self._link.counters["out_of_range_dropped"] += 1
             return
-        self._learn(header, number, now)
-        if self._phase is Phase.JOINING:
-            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
-        if not self._is_master:
-            self.web.next = max(self.web.next, number + 1)
-        message = self._message(number, now)
+        message = self._open_message(header, number, now)
         if message is None:
             return
         source = header.source
-        if not self._claim(message, source):
-            self._link.counters["malformed_dropped"] += 1  # two producers for one message
-            return
-        if message.subchannel is None:
-            message.subchannel = header.subchannel
-        elif message.subchannel != header.subchannel:
-            self._link.counters["malformed_dropped"] += 1
+        if not Receiver.claim(message, source, self._owner(number)) or not Receiver.take_subchannel(
+            message, header.subchannel
+        ):
+            self._link.counters["malformed_dropped"] += 1  # two producers, or subchannels
             return
         self._heard_holder(number, source, now)
-        index = record.packet_seq
-        if index >= MAX_PACKETS_PER_MESSAGE or (message.last is not None and index > message.last):
-            self._link.counters["malformed_dropped"] += 1
+        assert isinstance(packet.body, bytes) and isinstance(header.modifier, DataModifier)
+        if not self._receiver.store(message, header.modifier, record.packet_seq, packet.body, now):
             return
-        if index in message.packets:
-            self._link.counters["duplicates_dropped"] += 1
-            return
-        assert isinstance(packet.body, bytes)
-        if self._incoming_bytes + len(packet.body) > MAX_INCOMING_BYTES:
-            self._link.counters["malformed_dropped"] += 1
-            return
-        if header.modifier is DataModifier.EOM:
-            if message.packets and max(message.packets) > index:
-                self._link.counters["malformed_dropped"] += 1
-                return
-            message.last = index
-        message.packets[index] = packet.body
-        message.size += len(packet.body)
-        self._incoming_bytes += len(packet.body)
-        message.heard_at = now
-        gap = index > message.advertised + 1
-        message.advertised = max(message.advertised, index)
-        if header.modifier is not DataModifier.DATA:
-            message.window_end = max(message.window_end, index)
-        if message.complete:
-            message.nak_at = None
-            message.nak_tries = 0
-        elif gap or (header.modifier is not DataModifier.DATA and message.missing(tail=False)):
-            self._schedule_nak(message, now, gap=True)
         if self._phase is Phase.SYNCING and number == self.web.join_number:
-            self._report_state_progress(message)
-        if self._is_master:
-            grant = self._role.grants.get(number)
-            if grant is not None and message.complete:
-                self._role.decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
+            self._receiver.report_state_progress(message)
+        if self._master is not None and number in self._master.grants and message.complete:
+            self._master.decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
         self._deliver(now)
 
-    def _claim(self, message: InMessage, source: int) -> bool:
-        """Whether ``source`` may produce ``message``: the owner of its token as the master
-        granted it (§3.2.1), or else the first producer heard for it."""
-        if message.source is None:
-            grant = self._role.grants.get(message.number) if self._is_master else None
-            message.source = grant.owner if grant is not None else source
-        return message.source == source
+    def _open_message(self, header: MtpHeader, number: int, now: float) -> InMessage | None:
+        """The message a producer's data or empty[dally] is part of, once the statuses the
+        packet carries are learned (§2.2.6); None if there is none to keep."""
+        web = self.web
+        self._learn(header, number, now)
+        if self.web is not web:
+            return None  # what we learned made us abandon the web (§3.2.5): nothing to keep
+        if self._master is None:
+            web.next = max(web.next, number + 1)
+        return self._receiver.message(number, now)
+
+    def _owner(self, number: int) -> int | None:
+        """The holder of the token for ``number``, as the master granted it (§3.2.1)."""
+        grant = self._master.grants.get(number) if self._master is not None else None
+        return grant.owner if grant is not None else None
+
+    def _deliver(self, now: float) -> None:
+        self._receiver.deliver(now)
 
     def _horizon(self) -> int:
         if self._is_master:
             return self.web.next  # nothing beyond what we granted exists
         return self.web.next + AHEAD
-
-    def _message(self, number: int, now: float) -> InMessage | None:
-        message = self._incoming.get(number)
-        if message is None:
-            if len(self._incoming) >= MAX_INCOMING:
-                self._link.counters["out_of_range_dropped"] += 1
-                return None
-            message = InMessage(number, now)
-            self._incoming[number] = message
-        return message
-
-    def _schedule_nak(self, message: InMessage, now: float, gap: bool = False) -> None:
-        """Ask for what ``message`` lacks: at once (§3.2.4), or for a ``gap`` in what is
-        arriving, after ``reorder_wait`` (extension: a reordered packet needs no repair)."""
-        if message.nak_at is not None:
-            return  # already due (its dally is drawn once, §3.4.2)
-        delay = self._p.reorder_wait if gap else 0.0
-        if self._p.nak_dally and message.nak_tries == 0:
-            # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
-            # retransmission asked for by another consumer can come first.
-            delay += self._rng.randint(0, max(0, self._link.retention - 2)) * self._link.heartbeat
-        message.nak_at = now + delay
-
-    def _report_state_progress(self, message: InMessage) -> None:
-        first = message.packets.get(0)
-        if first is None or message.subchannel != STATE_SUBCHANNEL:
-            return
-        total = state_packets(first, self._link.unit) or 1
-        self._upper.join_progress(min(len(message.packets), total), total)
 
     def _on_empty(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
@@ -600,30 +516,18 @@ class MtpCore:
                 self._role.decide(number, MessageStatus.REJECTED, now)
             return
         # empty[dally] from a producer: (m, k), k one past its last packet of m (§2.2.6).
-        if number < self.web.next_deliver or number in self._own:
+        if number < self.web.next_deliver or number in self._sender.flight.own:
             return
         if number >= self._horizon() or (
             not self._is_master and number > self.web.next + STATUS_COUNT + 1
         ):
             self._link.counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
-        self._learn(header, number, now)
-        if self._phase is Phase.JOINING:
-            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
-        if not self._is_master:
-            self.web.next = max(self.web.next, number + 1)
-        message = self._message(number, now)
-        if message is None:
-            return
-        if not self._claim(message, source):
+        message = self._open_message(header, number, now)
+        if message is None or not Receiver.claim(message, source, self._owner(number)):
             return
         self._heard_holder(number, source, now)
-        message.heard_at = now
-        top = record.packet_seq - 1
-        if 0 <= top < MAX_PACKETS_PER_MESSAGE and top > message.advertised:
-            message.advertised = top
-        if not message.complete and message.missing(tail=False):
-            self._schedule_nak(message, now, gap=True)
+        self._receiver.on_dally(message, record.packet_seq, now)
 
     def _in_range(self, number: int, source: int, now: float) -> bool:
         """§2.2.6: a control packet's message number must lie within m - 11 .. m + 13 of ours
@@ -637,82 +541,6 @@ class MtpCore:
 
     # -- delivery (§2.2.6, TR §3.2) ----------------------------------------------------------
 
-    def _deliver(self, now: float) -> None:
-        """Deliver, in message order, every accepted message we hold whole; skip rejected
-        ones; stop at the first pending or incomplete one."""
-        # Statuses far behind both the delivery point and the newest message are never read
-        # again (a member further than 12 behind rejoins, §2.2.6): memory stays bounded.
-        self.web.book.forget_below(min(self.web.next_deliver, self.next_grant))
-        while self._phase in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
-            number = self.web.next_deliver
-            status = self.web.book.status(number)
-            if status is None:
-                return
-            own = self._own.get(number)
-            message = self._incoming.get(number)
-            subchannel: int | None
-            if status is MessageStatus.REJECTED:
-                if self._phase is Phase.SYNCING and number == self.web.join_number:
-                    self._rejoin(
-                        "the mtp master gave up sending this member the board: rejoining", now
-                    )
-                    return
-                self._drop_incoming(number)
-                self.web.next_deliver += 1
-                continue
-            if own is not None:
-                subchannel, body = own.subchannel, None
-            elif message is not None and message.complete:
-                subchannel, body = message.subchannel, message.body()
-            else:
-                if message is None:
-                    if len(self._incoming) >= MAX_INCOMING:
-                        return
-                    # Accepted, yet we saw nothing of it: ask (the producer is unknown).
-                    message = InMessage(number, now)
-                    self._incoming[number] = message
-                if message.subchannel == STATE_SUBCHANNEL and not (
-                    self._phase is Phase.SYNCING and number == self.web.join_number
-                ):
-                    self._drop_incoming(number)  # another joiner's board: not for us
-                    self.web.next_deliver += 1
-                    continue
-                if message.nak_at is None:
-                    # Its verdict may merely have overtaken its packets: a reorder too.
-                    self._schedule_nak(message, now, gap=True)
-                return
-            if self._phase is Phase.SYNCING and number == self.web.join_number:
-                if not self._finish_sync(subchannel, body, now):
-                    return
-                continue
-            if subchannel == STATE_SUBCHANNEL:
-                self._drop_incoming(number)
-                self.web.next_deliver += 1
-                continue
-            if self._phase is Phase.SYNCING:
-                return  # nothing newer before the board (TR §3.4)
-            origin = self.member_id
-            if own is not None:
-                records = own.records
-            else:
-                assert message is not None and message.source is not None and body is not None
-                origin = message.source
-                try:
-                    records = decode_batch(body)
-                except FramingError as exc:
-                    # Every member parses the same accepted bytes the same way, so every
-                    # member skips this message: the boards still agree.
-                    self._link.counters["malformed_dropped"] += 1
-                    self._upper.failure(f"mtp message {number} from {origin:#x} is unusable: {exc}")
-                    records = []
-            self._drop_incoming(number)
-            self.web.next_deliver += 1
-            for index, (stamp, payload) in enumerate(records):
-                key = (number, index)
-                self._last_key = key
-                self._link.counters["delivered"] += 1
-                self._upper.deliver(origin, key, stamp, payload, False)
-
     def _finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
         """Message s, the first after our join: the board if it is one (TR §3.4)."""
         number = self.web.join_number
@@ -725,7 +553,7 @@ class MtpCore:
         except FramingError as exc:
             self._rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
             return False
-        self._drop_incoming(number)
+        self._receiver.drop(number)
         self._rebase(master_number - number)
         self.web.next_deliver = master_number + 1
         self._upper.board_state_received(state)
@@ -738,25 +566,14 @@ class MtpCore:
         if not delta:
             return
         self.web.rebase(delta)
-        self._incoming = {n + delta: m for n, m in self._incoming.items()}
-        for message in self._incoming.values():
-            message.number += delta
-        self._own = {n + delta: m for n, m in self._own.items()}
-        for out in self._own.values():
-            out.number += delta
-        self._retx = deque((m + delta, p) for m, p in self._retx)
-        self._retx_set = set(self._retx)
+        self._receiver.rebase(delta)
+        self._sender.flight.rebase(delta)
 
     def _become_ready(self, now: float) -> None:
         self._enter(Phase.READY)
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
-        self._want_token(now)
-
-    def _drop_incoming(self, number: int) -> None:
-        message = self._incoming.pop(number, None)
-        if message is not None:
-            self._incoming_bytes -= message.size
+        self._sender.want_token(now)
 
     def _check_behind(self, now: float) -> None:
         """§2.2.6: a member that falls more than 12 messages behind cannot learn the status
@@ -772,94 +589,6 @@ class MtpCore:
             )
 
     # -- naks and retransmission (§3.2.4-§3.2.7) ---------------------------------------------
-
-    def _nak_rounds(self, now: float) -> None:
-        if self._phase not in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
-            return
-        for message in list(self._incoming.values()):
-            if message.number not in self._incoming:
-                continue
-            status = self.web.book.status(message.number)
-            if (
-                message.complete
-                or status is MessageStatus.REJECTED
-                or message.number < self.web.next_deliver
-                or (
-                    message.subchannel == STATE_SUBCHANNEL
-                    and not (
-                        self._phase is Phase.SYNCING and message.number == self.web.join_number
-                    )
-                )
-            ):
-                message.nak_at = None  # nothing to ask for
-                continue
-            if message.nak_at is None:
-                # §3.2.4: a fragment followed by silence for more than a heartbeat.
-                if now - message.heard_at > self._link.heartbeat * 1.5:
-                    self._schedule_nak(message, now)
-                else:
-                    continue
-            if message.nak_at is None or message.nak_at > now:
-                continue
-            self._send_nak(message, status, now)
-
-    def _send_nak(self, message: InMessage, status: MessageStatus | None, now: float) -> None:
-        accepted = status is MessageStatus.ACCEPTED
-        silent = now - message.heard_at > self._link.heartbeat
-        wanted = message.missing(tail=message.last is None and (accepted or silent))
-        if not wanted:
-            message.nak_at = None
-            return
-        to_producer = (
-            message.source is not None
-            and message.source != self.member_id
-            and not message.denied
-            and (message.nak_tries < self._link.retention or not accepted)
-            and (message.source in self._link.addresses or message.source == self.web.master_id)
-        )
-        if to_producer:
-            # A pending message is asked of its producer until the master decides it (it
-            # rejects the message of a producer that fails, §3.2.1).
-            target = message.source
-            message.nak_tries += 1
-        elif accepted and not self._is_master:
-            # Extension: the master holds every accepted message and repairs it when its
-            # producer cannot (gone, denied, or unknown to us).
-            if message.master_tries >= max(LAST_RESORT_TRIES, self._link.retention):
-                self._rejoin(
-                    f"mtp message {message.number} was accepted but neither its producer nor "
-                    "the master could repair it (RFC 1301 §3.2.6): rejoining the web",
-                    now,
-                )
-                return
-            target = self.web.master_id
-            message.master_tries += 1
-        else:
-            message.nak_at = now + self._link.heartbeat  # pending: the master will decide
-            return
-        assert target is not None
-        addr = (
-            self.web.master_addr
-            if target == self.web.master_id
-            else self._link.addresses.get(target)
-        )
-        if addr is None:
-            message.nak_at = now + self._link.heartbeat
-            return
-        wire = to_wire(message.number)
-        entries = tuple(PacketId(wire, p) for p in wanted[:MAX_NAK_ENTRIES_OUT])
-        self._link.send(
-            self._link.control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr
-        )
-        self._link.counters["nacks_sent"] += 1
-        # Distinct packets known to exist (a tail asked for past the last one heard may not).
-        known = [e.packet for e in entries if e.packet <= message.advertised]
-        self._link.counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)
-        message.asked_high = max(message.asked_high, *known, -1)
-        self._upper.protocol_event(
-            "nak_sent", {"message": message.number, "packets": len(entries), "to": target}
-        )
-        message.nak_at = now + self._link.heartbeat  # §3.2.5: retried every heartbeat
 
     def _on_nak(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
@@ -878,7 +607,7 @@ class MtpCore:
                     held.extend(body.packets)
             self._ask_master_about(requester, now)
             return
-        self._serve_nak(requester, body.packets, now)
+        self._sender.serve_nak(requester, body.packets, now)
 
     def _vouched(self, requester: int, now: float) -> bool:
         """§3.4.3: a producer serves naks from members it knows; the master knows them all."""
@@ -889,46 +618,10 @@ class MtpCore:
         until = self._members_cache.get(requester)
         return until is not None and until > now
 
-    def _serve_nak(self, requester: int, entries: Iterable[PacketId], now: float) -> None:
-        denied: list[PacketId] = []
-        for entry in entries:
-            number = self._number(entry.message)
-            own = self._own.get(number)
-            if own is not None:
-                if entry.packet < own.next_packet:
-                    self._queue_retx(number, entry.packet)
-                elif entry.packet > own.last:
-                    continue  # a tail guess past the end of the message
-                continue
-            cached = self._role.repair_cache.get(number) if self._is_master else None
-            if cached is not None:
-                if entry.packet in cached.packets:
-                    self._queue_retx(number, entry.packet)
-                continue
-            if self._is_master and number in self._role.grants:
-                continue  # pending: the master itself is still collecting it
-            denied.append(entry)
-        if denied:
-            addr = self._link.addresses.get(requester)
-            if addr is not None:
-                body = NakList(tuple(sorted(set(denied)))[:MAX_NAK_ENTRIES_OUT])
-                self._link.send(
-                    self._link.control(PacketType.NAK, NakModifier.DENY, requester, body), addr
-                )
-                self._link.counters["nak_denies_sent"] += 1
-        self._pump(now)
-
-    def _queue_retx(self, number: int, packet: int) -> None:
-        key = (number, packet)
-        if key in self._retx_set or len(self._retx) >= MAX_RETX:
-            return
-        self._retx.append(key)
-        self._retx_set.add(key)
-
     def _on_nak_deny(self, source: int, body: NakList, now: float) -> None:
         self._link.counters["nak_denies_received"] += 1
         for number in {self._number(entry.message) for entry in body.packets}:
-            message = self._incoming.get(number)
+            message = self._receiver.incoming.get(number)
             if message is None or message.complete:
                 continue
             if self._is_master and number in self._role.grants:
@@ -944,45 +637,9 @@ class MtpCore:
                     )
                     return
                 continue
-            message.denied = True
-            message.nak_at = now
-            self._upper.protocol_event("nak_denied", {"message": number, "by": source})
+            self._receiver.denied(message, source, now)
 
     # -- sending (§3.2.2, §3.2.3) ------------------------------------------------------------
-
-    def _want_token(self, now: float) -> None:
-        """Ask for a transmit token if we have payloads and no message of ours is undecided
-        (§3.2.1). One at a time keeps our payloads in the order they were sent even when a
-        message is rejected and its payloads go out again."""
-        if (
-            not self._queue
-            or self._token_wanted_at is not None
-            or any(
-                m.subchannel == PAYLOAD_SUBCHANNEL and m.decided_at is None
-                for m in self._own.values()
-            )
-            or self._phase not in (Phase.READY, Phase.LEAVING)
-        ):
-            return
-        self._token_wanted_at = now
-        self._token_tries = 0
-        self._link.counters["tokens_requested"] += 1
-        if self._is_master:
-            self._role.wake(now)  # our own strokes end the web's idleness too (§3.2.3)
-            self._role.tokens.add(self.member_id)
-            self._role.grant_tokens(now)
-        else:
-            self._send_token_request(now)
-
-    def _send_token_request(self, now: float) -> None:
-        if self.web.master_addr is None:
-            return
-        self._token_tries += 1
-        self._link.send(
-            self._link.control(PacketType.TOKEN, TokenModifier.REQUEST, self.web.master_id, None),
-            self.web.master_addr,
-            parameters=self._suggestion,
-        )
 
     def _on_token(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
@@ -1000,217 +657,7 @@ class MtpCore:
             return
         self._learn(header, number, now)
         self.web.next = max(self.web.next, number + 1)
-        if number in self._own:
-            # §3.2.1: a duplicate token[confirm] is a nak for the whole message.
-            self._link.counters["duplicate_confirms"] += 1
-            own = self._own[number]
-            for index in range(own.next_packet):
-                self._queue_retx(number, index)
-            self._pump(now)
-            return
-        if (
-            self._token_wanted_at is None
-            or not self._queue
-            or number <= self._last_own
-            or self._phase not in (Phase.READY, Phase.LEAVING)
-        ):
-            # Unneeded, or older than a message we already sent: using it would put our
-            # payloads out of order.
-            self._send_cancel(number)
-            return
-        self._token_wanted_at = None
-        self._suggestion = None
-        self._begin_message(number, now)
-
-    def _send_cancel(self, number: int) -> None:
-        """§3.2.3: an unneeded token goes back at once, as empty[cancel]."""
-        self._link.send(
-            self._link.control(PacketType.EMPTY, EmptyModifier.CANCEL, self.web.id, None, number),
-            None,
-        )
-        self._link.counters["cancels_sent"] += 1
-
-    def _begin_message(self, number: int, now: float) -> None:
-        """We hold the token for ``number``: pack queued payloads into it and start."""
-        if not self._queue:
-            # Nothing left to send (a rejected message's payloads went out already).
-            if self._is_master:
-                self._role.decide(number, MessageStatus.REJECTED, now)
-            else:
-                self._send_cancel(number)
-            return
-        limit = max(self._link.unit, self._link.window * self._link.unit * 4)
-        records: list[tuple[float, bytes]] = []
-        size = 0
-        while self._queue and (
-            not records or size + RECORD_OVERHEAD + len(self._queue[0][1]) <= limit
-        ):
-            stamp, payload = self._queue.popleft()
-            records.append((stamp, payload))
-            size += RECORD_OVERHEAD + len(payload)
-        packets = split(encode_batch(records), self._link.unit)
-        message = OutMessage(number, PAYLOAD_SUBCHANNEL, packets, records)
-        self._last_own = max(self._last_own, number)
-        self._own[number] = message
-        self._sending.append(message)
-        self._link.counters["messages_sent"] += 1
-        self._pump(now)
-        if message.next_packet == 0 and not self._is_master:
-            # This heartbeat's window is spent: an empty[dally] tells the master we hold the
-            # token (§3.2.3), so that it does not send the confirm again.
-            self._link.counters["dallies_sent"] += 1
-            self._link.send(
-                self._link.control(
-                    PacketType.EMPTY, EmptyModifier.DALLY, self.web.id, None, number
-                ),
-                None,
-            )
-
-    def _pump(self, now: float) -> None:
-        """Send what is due within this heartbeat's window: retransmissions first, then new
-        packets (§3.2.6), at most ``window`` data packets per heartbeat (§3.2.2)."""
-        if self._phase in (Phase.FINISHED, Phase.NEW):
-            return
-        if now >= self._period_start + self._link.heartbeat:
-            # A heartbeat's window opens with the first data packet sent in it, so that no
-            # heartbeat-long stretch ever carries more than ``window`` of them.
-            self._period_start = -1e18
-            self._period_sent = 0
-        if self._dally_due and now >= self._next_dally_at:
-            self._next_dally_at = now + self._link.heartbeat
-            for message in self._dally_due:
-                self._send_dally(message, now)
-            self._dally_due = [m for m in self._dally_due if self._needs_dally(m)]
-        budget = self._link.window - self._period_sent
-        if budget > 0 and self._period_sent == 0 and (self._retx or self._sending):
-            self._period_start = now
-        while budget > 0 and self._retx:
-            key = self._retx.popleft()
-            self._retx_set.discard(key)
-            if self._retransmit(*key):
-                budget -= 1
-                self._period_sent += 1
-        while budget > 0 and self._sending:
-            message = self._sending[0]
-            index = message.next_packet
-            last = index == message.last
-            window_ends = budget == 1 and not last
-            modifier = (
-                DataModifier.EOM
-                if last
-                else (DataModifier.EOW if window_ends else DataModifier.DATA)
-            )
-            self._send_data(message, index, modifier, source=self.member_id)
-            message.next_packet += 1
-            budget -= 1
-            self._period_sent += 1
-            if last:
-                self._sending.popleft()
-                message.finished_at = now
-                self._message_sent(message, now)
-
-    def _message_sent(self, message: OutMessage, now: float) -> None:
-        """data[eom] is out: the token is surrendered (§3.2.2)."""
-        if self._is_master:
-            # The master has every packet of its own message: it accepts it at once.
-            if message.number in self._role.grants:
-                self._role.decide(message.number, MessageStatus.ACCEPTED, now)
-        elif self._needs_dally(message):
-            if not self._dally_due:
-                self._next_dally_at = now + self._link.heartbeat  # one a heartbeat, from the next
-            self._dally_due.append(message)
-        self._want_token(now)
-
-    def _needs_dally(self, message: OutMessage) -> bool:
-        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended, so
-        that consumers who lost it all can still name its producer. Not the master's own:
-        members who cannot name a producer ask the master, which is that producer."""
-        return (
-            not self._is_master
-            and len(message.packets) + message.dallies < self._p.message_packets
-            and message.decided_at is None
-        )
-
-    def _send_dally(self, message: OutMessage, now: float) -> None:
-        if not self._needs_dally(message) or message.finished_at == now:
-            return
-        message.dallies += 1
-        self._link.counters["dallies_sent"] += 1
-        # (m, k): k one past our last packet of m, so a lost data[eom] shows (§2.2.6).
-        self._link.send(
-            self._link.control(
-                PacketType.EMPTY,
-                EmptyModifier.DALLY,
-                self.web.id,
-                None,
-                message.number,
-                packet_seq=len(message.packets),
-            ),
-            None,
-        )
-
-    def _send_data(
-        self, message: OutMessage | InMessage, index: int, modifier: DataModifier, source: int
-    ) -> None:
-        number = message.number
-        body = message.packets[index]
-        subchannel = message.subchannel or 0
-        sync = 1 if subchannel == STATE_SUBCHANNEL and index == 0 else 0
-        header = MtpHeader(
-            PacketType.DATA,
-            modifier,
-            source,
-            self.web.id,
-            *self._link.wire_parameters(),
-            acceptance=AcceptanceRecord(sync, self.web.book.vector(number), to_wire(number), index),
-            subchannel=subchannel,
-        )
-        self._link.send(MtpPacket(header, body), None)
-
-    def _retransmit(self, number: int, index: int) -> bool:
-        own = self._own.get(number)
-        if own is not None:
-            if index >= own.next_packet:
-                return False
-            modifier = DataModifier.EOM if index == own.last else DataModifier.DATA
-            self._send_data(own, index, modifier, source=self.member_id)
-        else:
-            cached = self._master.repair_cache.get(number) if self._master is not None else None
-            if cached is None or index not in cached.packets or cached.source is None:
-                return False
-            modifier = DataModifier.EOM if index == cached.last else DataModifier.DATA
-            # The packet as its producer sent it, its source included (§3.2.6: "the original
-            # client information"), with our current parameters.
-            self._send_data(cached, index, modifier, source=cached.source)
-            self._link.counters["relays"] += 1
-        self._link.counters["retransmissions"] += 1
-        return True
-
-    def _expire_own(self, now: float) -> None:
-        """Keep our packets for retention heartbeats after a message is decided (§3.2.2)."""
-        keep = self._link.retention * self._link.heartbeat
-        for number in [
-            n
-            for n, m in self._own.items()
-            if m.decided_at is not None and now - m.decided_at > keep and n < self.web.next_deliver
-        ]:
-            del self._own[number]
-
-    def _on_decided(self, number: int, status: MessageStatus, now: float) -> None:
-        """A message of ours was decided: if rejected, its payloads go out again."""
-        own = self._own.get(number)
-        if own is None or own.decided_at is not None:
-            return
-        own.decided_at = now
-        if status is MessageStatus.REJECTED:
-            if own in self._sending:
-                self._sending.remove(own)
-            del self._own[number]
-            if own.records:
-                self._queue.extendleft(reversed(own.records))
-                self._link.counters["payloads_requeued"] += len(own.records)
-            self._upper.protocol_event("own_message_rejected", {"message": number})
-        self._want_token(now)
+        self._sender.on_token_confirm(number, now)
 
     # -- the master (§3.1, §3.2.1, §3.3) -----------------------------------------------------
 
@@ -1231,7 +678,7 @@ class MtpCore:
         self._upper.protocol_event("web_founded", {"web": self.web.id})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
-        self._want_token(now)
+        self._sender.want_token(now)
 
     def _on_join(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
@@ -1388,7 +835,7 @@ class MtpCore:
             self._learn(header, self._number(header.acceptance.message_seq), now)
             self._link.send(confirm, addr)
             self._upper.member_changed(master, MemberState.LEFT)
-            unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
+            unsent = self._sender.unsent()
             note = f"; {unsent} payloads were not sent" if unsent else ""
             self._upper.failure(f"the mtp master closed the web{note}")
             self._finish()
@@ -1476,7 +923,7 @@ class MtpCore:
             self.web.asked.pop(target, None)
             held = self.web.held_naks.pop(target, [])
             if held:
-                self._serve_nak(target, held, now)
+                self._sender.serve_nak(target, held, now)
             return
         # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
         assert isinstance(body, Tsap)
@@ -1493,8 +940,8 @@ class MtpCore:
 
     def _check_leave(self, now: float) -> None:
         if self._phase is Phase.LEAVING:
-            busy = bool(self._queue or self._sending or self._token_wanted_at is not None)
-            undecided = any(m.decided_at is None for m in self._own.values())
+            busy = self._sender.busy()
+            undecided = self._sender.flight.undecided()
             if self._is_master:
                 if busy or self._role.grants or undecided:
                     return
@@ -1507,7 +954,7 @@ class MtpCore:
             # §3.3: not while we hold retransmittable data: serve naks for retention beats.
             if self._leave_ready_at is None:
                 self._leave_ready_at = now + (
-                    self._link.retention * self._link.heartbeat if self._own else 0.0
+                    self._link.retention * self._link.heartbeat if self._sender.flight.own else 0.0
                 )
             if now < self._leave_ready_at:
                 return
@@ -1534,21 +981,8 @@ class MtpCore:
         self._upper.failure(reason)
         self._link.counters["rejoins"] += 1
         self._upper.protocol_event("rejoin", {"reason": reason[:120]})
-        for message in reversed(self._sending):
-            self._queue.extendleft(reversed(message.records))
-        for message in list(self._own.values()):
-            if message.decided_at is None and message not in self._sending:
-                # Its fate is unknown to us: sent again; the board ignores an op it has.
-                self._queue.extendleft(reversed(message.records))
-        self._own.clear()
-        self._sending.clear()
-        self._last_own = -1
-        self._retx.clear()
-        self._retx_set.clear()
-        self._dally_due.clear()
-        self._incoming.clear()
-        self._incoming_bytes = 0
-        self._token_wanted_at = None
+        self._sender.abandon()
+        self._receiver = Receiver(self._link, self)
         self.web = Web()  # the old membership is gone whole (§3.2.5)
         self._join_tries = 0
         self._enter(Phase.JOINING)
@@ -1563,8 +997,7 @@ class MtpCore:
     def _finish(self) -> None:
         self._enter(Phase.FINISHED)
         self._tick_at = None
-        self._retx.clear()
-        self._sending.clear()
+        self._sender.stop()
         self._upper.member_changed(self.member_id, MemberState.LEFT)
 
     def _enter(self, phase: Phase) -> None:

@@ -102,6 +102,7 @@ class Link:
         self.rng = rng
         self.p = params
         self.member_class = _CLASSES[params.role]
+        self.is_master = params.role == "master"
         self.group_ip, self.group_port = group_address(params.group)
         # The web's operating values (§3.4): ours until a master tells us its own.
         self.heartbeat = params.heartbeat
