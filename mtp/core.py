@@ -21,13 +21,15 @@ from mtp.framing import (
     FramingError,
     decode_state,
 )
-from mtp.link import TRANSPORT_TYPES, Link, Phase
+from mtp.joining import Joining
+from mtp.link import Link, Phase
 from mtp.master import Grant, Member
 from mtp.master_role import MasterRole
 from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
 from mtp.receiver import Receiver
-from mtp.sender import MAX_NAK_ENTRIES_OUT, Sender
+from mtp.sender import Sender
+from mtp.vouching import MAX_CACHE, Vouching
 from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
@@ -47,22 +49,15 @@ from mtp.wire import (
     PacketType,
     QuitModifier,
     TokenModifier,
-    TransportClass,
-    TransportType,
     Tsap,
     decode,
 )
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000
-MAX_HELD_NAKS = 64
-MAX_CACHE = 4096
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
 AHEAD = 2 * STATUS_COUNT
-
-
-_TYPE_NAMES = {TransportType.N_X_N: "NxN", TransportType.ONE_X_N: "1xN"}
 
 
 class MtpCore:
@@ -78,27 +73,22 @@ class MtpCore:
         self._rng = rng
         self._p = params
         self._phase = Phase.NEW
-        self._is_master = params.role == "master"
         self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._seen: set[int] = set()  # members we reported as active
         # receiving (§3.2.4)
         # isMember cache (§3.4.3) and naks held until the master vouches for their source
-        self._members_cache: dict[int, float] = {}  # member -> believed until
-        self._banished: dict[int, float] = {}  # member -> when we last asked it to quit
         # joining
-        self._join_tries = 0
-        self._join_reported = False
-        self._want_state = params.join_with_state
         # timers
         self._tick_at: float | None = None
         self._quit_tries = 0
         self._leave_ready_at: float | None = None
-        self._probe_tries = 0
         # The master's part (§3.1, §3.2.1, §3.3): only the master's core has one.
         self._master = MasterRole(self._link, self) if params.role == "master" else None
         self._sender = Sender(self._link, self, self._master)  # §3.2.1-§3.2.3
         self._receiver = Receiver(self._link, self)  # §3.2.4-§3.2.6: one per membership
+        self._joining = Joining(self._link, self)  # §3.1
+        self._vouching = Vouching(self._link, self._sender.serve_nak)  # §3.2.8, §3.4.3
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -116,12 +106,6 @@ class MtpCore:
             self._master.heard_holder(number, source, now)
 
     @property
-    def _role(self) -> MasterRole:
-        """The master's part, where only the master can be."""
-        assert self._master is not None, "a master's duty asked of a member"
-        return self._master
-
-    @property
     def finished(self) -> bool:
         return self._phase is Phase.FINISHED
 
@@ -131,7 +115,7 @@ class MtpCore:
 
     @property
     def is_master(self) -> bool:
-        return self._is_master
+        return self._master is not None
 
     @property
     def web_id(self) -> int:
@@ -184,7 +168,7 @@ class MtpCore:
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
         # §3.1: a master first probes for a web already there; others ask to join (§3.1.1).
-        self._enter(Phase.PROBING if self._is_master else Phase.JOINING)
+        self._enter(Phase.PROBING if self._master is not None else Phase.JOINING)
         self.handle_timer(now)
 
     def send(self, payload: bytes, now: float) -> None:
@@ -207,12 +191,12 @@ class MtpCore:
         if self._phase in (Phase.LEAVING, Phase.QUITTING, Phase.FINISHED):
             return
         if self._phase in (Phase.NEW, Phase.PROBING, Phase.JOINING, Phase.SYNCING):
-            self._finish()
+            self.finish()
             return
         self._enter(Phase.LEAVING)
         if self._master is not None:
             self._master.leave()
-        self._check_leave(now)
+        self.check_leave(now)
         self._flush(now)
 
     def provide_board_state(self, request: int, state: bytes, now: float) -> None:
@@ -247,7 +231,7 @@ class MtpCore:
             due = self._tick_at
             self._tick(now)
             if self._tick_at == due:  # not moved (or cleared) by what the tick did
-                beat = self._role.tick_period() if self._is_master else self._link.heartbeat
+                beat = self._master.tick_period() if self._master else self._link.heartbeat
                 self._tick_at = max(due + beat, now + beat / 4)
         self._receiver.nak_rounds(now)
         self._sender.pump(now)
@@ -278,9 +262,9 @@ class MtpCore:
             self._link.retention if retention is None else retention,
         )
         self._link.check_bounds(*new)
-        if self._is_master:
+        if self._master is not None:
             self._link.set_parameters(*new)
-            self._role.send_empty(EmptyModifier.DALLY, now)
+            self._master.send_empty(EmptyModifier.DALLY, now)
             self._flush(now)
         else:
             self._sender.suggestion = new
@@ -301,17 +285,11 @@ class MtpCore:
     def incoming(self, number: int) -> InMessage | None:
         return self._receiver.incoming.get(number)
 
-    def deliver(self, now: float) -> None:
-        self._deliver(now)
-
     def on_decided(self, number: int, status: MessageStatus, now: float) -> None:
         self._sender.on_decided(number, status, now)
 
     def take_own_token(self, number: int, now: float) -> None:
         self._sender.take_token(number, now)
-
-    def check_leave(self, now: float) -> None:
-        self._check_leave(now)
 
     def restart_tick(self, at: float) -> None:
         self._tick_at = at
@@ -320,33 +298,25 @@ class MtpCore:
         self._sender.send_state(message, now)
         self._flush(now)
 
-    def finish(self) -> None:
-        self._finish()
-
-    def rejoin(self, reason: str, now: float) -> None:
-        self._rejoin(reason, now)
-
-    def finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
-        return self._finish_sync(subchannel, body, now)
-
     # -- the periodic work (one heartbeat) ---------------------------------------------------
 
     def _tick(self, now: float) -> None:
         phase = self._phase
         if phase is Phase.PROBING:
-            self._probe(now)
+            if self._joining.probe():
+                self._found_web(now)
             return
         if phase is Phase.JOINING:
-            self._send_join_request(now)
+            self._joining.send_request()
             return
-        if self._is_master:
-            self._role.tick(now)
+        if self._master is not None:
+            self._master.tick(now)
         else:
             self._member_tick(now)
         self._sender.expire_own(now)
-        self._ask_members(now)
+        self._vouching.ask_again(now)
         if phase in (Phase.LEAVING, Phase.QUITTING):
-            self._check_leave(now)
+            self.check_leave(now)
 
     def _member_tick(self, now: float) -> None:
         limit = max(
@@ -362,9 +332,9 @@ class MtpCore:
                         f"the mtp master went silent while this member was leaving; "
                         f"{unsent} payloads were not sent"
                     )
-                self._finish()
+                self.finish()
                 return
-            self._rejoin(
+            self.rejoin(
                 f"no word from the mtp master for {seconds:.1f} s (more than retention "
                 "heartbeats, RFC 1301 §3.2.5): rejoining the web",
                 now,
@@ -394,18 +364,13 @@ class MtpCore:
         if addr != self.web.master_addr or source == self.web.master_id:
             # Not learned from the master's relays of others' packets (extension, docs/mtp.md).
             self._link.remember(source, addr)
-        if source == self.web.master_id and not self._is_master:
+        if source == self.web.master_id and self._master is None:
             self.web.heard_master_at = now
             if header.modifier is not EmptyModifier.HIBERNATE or kind is not PacketType.EMPTY:
                 self._link.adopt_parameters(header)
-        if self._is_master:
-            member = self.web.members.get(source)
-            if member is not None:
-                member.last_heard = now
-            elif kind is not PacketType.DATA and not (
-                kind is PacketType.QUIT and header.modifier is QuitModifier.REQUEST
-            ):
-                self._banish(source, addr, now)  # §3.3.3
+        if self._master is not None:
+            if not self._master.heard_from(source, kind, header.modifier, now):
+                self._vouching.banish(source, addr, now)  # §3.3.3
                 return
         elif (
             source != self.web.master_id
@@ -428,24 +393,21 @@ class MtpCore:
             case PacketType.IS_MEMBER:
                 self._on_is_member(packet, addr, now)
 
-    def _number(self, wire: int) -> int:
-        return self.web.number(wire)
-
     def _learn(self, header: MtpHeader, number: int, now: float) -> None:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
         every other packet copies them from the master, so any decided one is believed."""
-        if self._is_master:
+        if self._master is not None:
             return
         learned = self.web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
                 self._sender.on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
-            self._deliver(now)
+            self.deliver(now)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
-        number = self._number(record.message_seq)
+        number = self.web.number(record.message_seq)
         if number < self.web.next_deliver or number in self._sender.flight.own:
             self._link.counters["duplicates_dropped"] += 1
             return
@@ -469,7 +431,7 @@ class MtpCore:
             self._receiver.report_state_progress(message)
         if self._master is not None and number in self._master.grants and message.complete:
             self._master.decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
-        self._deliver(now)
+        self.deliver(now)
 
     def _open_message(self, header: MtpHeader, number: int, now: float) -> InMessage | None:
         """The message a producer's data or empty[dally] is part of, once the statuses the
@@ -487,20 +449,20 @@ class MtpCore:
         grant = self._master.grants.get(number) if self._master is not None else None
         return grant.owner if grant is not None else None
 
-    def _deliver(self, now: float) -> None:
+    def deliver(self, now: float) -> None:
         self._receiver.deliver(now)
 
     def _horizon(self) -> int:
-        if self._is_master:
+        if self._master is not None:
             return self.web.next  # nothing beyond what we granted exists
         return self.web.next + AHEAD
 
     def _on_empty(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
-        number = self._number(record.message_seq)
+        number = self.web.number(record.message_seq)
         source = header.source
-        if source == self.web.master_id and not self._is_master:
+        if source == self.web.master_id and self._master is None:
             # The master's heartbeat: the next message number it will grant, its statuses.
             if not self._in_range(number, source, now):
                 return
@@ -511,15 +473,14 @@ class MtpCore:
             return
         if header.modifier is EmptyModifier.CANCEL:
             # §3.2.3: an unneeded token comes back; the master rejects its message.
-            grant = self._role.grants.get(number) if self._is_master else None
-            if grant is not None and grant.owner == source:
-                self._role.decide(number, MessageStatus.REJECTED, now)
+            if self._master is not None and self._owner(number) == source:
+                self._master.decide(number, MessageStatus.REJECTED, now)
             return
         # empty[dally] from a producer: (m, k), k one past its last packet of m (§2.2.6).
         if number < self.web.next_deliver or number in self._sender.flight.own:
             return
         if number >= self._horizon() or (
-            not self._is_master and number > self.web.next + STATUS_COUNT + 1
+            self._master is None and number > self.web.next + STATUS_COUNT + 1
         ):
             self._link.counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
@@ -541,7 +502,7 @@ class MtpCore:
 
     # -- delivery (§2.2.6, TR §3.2) ----------------------------------------------------------
 
-    def _finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
+    def finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
         """Message s, the first after our join: the board if it is one (TR §3.4)."""
         number = self.web.join_number
         if subchannel != STATE_SUBCHANNEL or body is None:
@@ -551,7 +512,7 @@ class MtpCore:
         try:
             master_number, state = decode_state(body)
         except FramingError as exc:
-            self._rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
+            self.rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
             return False
         self._receiver.drop(number)
         self._rebase(master_number - number)
@@ -582,7 +543,7 @@ class MtpCore:
             return
         oldest = self.web.next - STATUS_COUNT
         if self.web.next_deliver < oldest and self.web.book.status(self.web.next_deliver) is None:
-            self._rejoin(
+            self.rejoin(
                 f"this member fell more than 12 messages behind the mtp web (message "
                 f"{self.web.next_deliver}, the master is at {self.web.next}): rejoining",
                 now,
@@ -599,38 +560,24 @@ class MtpCore:
             return
         self._link.counters["nacks_received"] += 1
         requester = header.source
-        if not self._vouched(requester, now):
-            # Bounded: at most MAX_HELD_NAKS unvouched requesters, each a few lists' worth.
-            if requester in self.web.held_naks or len(self.web.held_naks) < MAX_HELD_NAKS:
-                held = self.web.held_naks.setdefault(requester, [])
-                if len(held) < 4 * MAX_NAK_ENTRIES_OUT:
-                    held.extend(body.packets)
-            self._ask_master_about(requester, now)
+        if not self._vouching.vouched(requester, now):
+            self._vouching.hold(requester, body.packets, now)
             return
         self._sender.serve_nak(requester, body.packets, now)
 
-    def _vouched(self, requester: int, now: float) -> bool:
-        """§3.4.3: a producer serves naks from members it knows; the master knows them all."""
-        if self._is_master:
-            return requester in self.web.members
-        if requester == self.web.master_id:
-            return True
-        until = self._members_cache.get(requester)
-        return until is not None and until > now
-
     def _on_nak_deny(self, source: int, body: NakList, now: float) -> None:
         self._link.counters["nak_denies_received"] += 1
-        for number in {self._number(entry.message) for entry in body.packets}:
+        for number in {self.web.number(entry.message) for entry in body.packets}:
             message = self._receiver.incoming.get(number)
             if message is None or message.complete:
                 continue
-            if self._is_master and number in self._role.grants:
+            if self._master is not None and number in self._master.grants:
                 # The producer cannot give us what we lack: the message cannot be accepted.
-                self._role.decide(number, MessageStatus.REJECTED, now)
+                self._master.decide(number, MessageStatus.REJECTED, now)
                 continue
             if source == self.web.master_id:
                 if self.web.book.status(number) is MessageStatus.ACCEPTED:
-                    self._rejoin(
+                    self.rejoin(
                         f"mtp message {number} was accepted but is lost to this member "
                         "(nak[deny] from the master, RFC 1301 §3.2.6): rejoining the web",
                         now,
@@ -644,12 +591,12 @@ class MtpCore:
     def _on_token(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
         if header.modifier is TokenModifier.REQUEST:
-            if self._is_master:
-                self._role.on_token_request(header, now)
+            if self._master is not None:
+                self._master.on_token_request(header, now)
             return
         if header.source != self.web.master_id:
             return
-        number = self._number(header.acceptance.message_seq)
+        number = self.web.number(header.acceptance.message_seq)
         # Not §2.2.6's control-packet range: a token[confirm] carries the message it grants,
         # and up to 12 later ones may be out already (we may have seen their data).
         if not self.web.next_deliver <= number < self.web.next + AHEAD:
@@ -660,14 +607,6 @@ class MtpCore:
         self._sender.on_token_confirm(number, now)
 
     # -- the master (§3.1, §3.2.1, §3.3) -----------------------------------------------------
-
-    def _probe(self, now: float) -> None:
-        """§3.1: before founding a web, ask whether one already answers on this NSAP."""
-        if self._probe_tries >= self._p.probe_count:
-            self._found_web(now)
-            return
-        self._probe_tries += 1
-        self._send_join_request(now)
 
     def _found_web(self, now: float) -> None:
         web_id = self._rng.randrange(1, 2**32)
@@ -687,126 +626,22 @@ class MtpCore:
         if header.modifier is JoinModifier.REQUEST:
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
                 if header.source < self.member_id:
-                    self._abort(
+                    self.abort(
                         f"another mtp master ({header.source:#x}) is starting a web on "
                         f"{self._p.group} at the same time; this one stands down",
                     )
                 return
-            if self._is_master and self._phase in (Phase.READY, Phase.LEAVING, Phase.QUITTING):
-                self._role.on_join_request(header.source, body, addr, now)
+            if self._master is not None and self._phase in (
+                Phase.READY,
+                Phase.LEAVING,
+                Phase.QUITTING,
+            ):
+                self._master.on_join_request(header.source, body, addr, now)
             return
         if header.destination != self.member_id:
             self._link.counters["foreign_dropped"] += 1
             return
-        if self._phase is Phase.PROBING:
-            reason = (
-                self._deny_reason(body)
-                if header.modifier is JoinModifier.DENY
-                else "it admitted this master as a member"
-            )
-            self._abort(
-                f"an mtp web already answers on {self._p.group} (master {header.source:#x}): "
-                f"{reason}. Not founding a second web there."
-            )
-            return
-        if self._phase is not Phase.JOINING:
-            if (
-                header.modifier is JoinModifier.CONFIRM
-                and self._phase is Phase.SYNCING
-                and (header.source == self.web.master_id)
-            ):
-                return  # a retransmitted confirm
-            return
-        if header.modifier is JoinModifier.DENY:
-            reason = self._deny_reason(body)
-            self._upper.failure(f"the mtp master {header.source:#x} refused this member: {reason}")
-            self._finish()
-            return
-        self._on_join_confirm(header, body, addr, now)
-
-    def _deny_reason(self, web: JoinData) -> str:
-        """Why a join[deny] (whose data part carries the web's values, docs/mtp.md) refused
-        what we asked for."""
-        if self._link.member_class is MemberClass.MASTER:
-            return "the web already has a master"
-        if web.transport_type is not TRANSPORT_TYPES[self._p.transport_type]:
-            return (
-                f"the web is {_TYPE_NAMES[web.transport_type]}, this member asked for "
-                f"{_TYPE_NAMES[TRANSPORT_TYPES[self._p.transport_type]]}"
-            )
-        if (
-            web.transport_type is TransportType.ONE_X_N
-            and self._link.member_class is MemberClass.PRODUCER
-        ):
-            return "the web is 1xN: its master is its only producer; join as a consumer"
-        if web.max_data_unit > self._p.max_data_unit:
-            return (
-                f"the web's data unit is {web.max_data_unit} bytes, above this member's "
-                f"maximum of {self._p.max_data_unit}"
-            )
-        if web.min_throughput < self._p.min_throughput:
-            return (
-                f"the web carries at most {web.min_throughput} kB/s, this member needs "
-                f"{self._p.min_throughput} kB/s"
-            )
-        return "the master admits no one now (its web is full, or it is closing it)"
-
-    def _on_join_confirm(
-        self, header: MtpHeader, body: JoinData, addr: Address, now: float
-    ) -> None:
-        number = header.acceptance.message_seq  # provisional numbering until the board
-        self.web = Web(
-            body.multicast_id,
-            header.source,
-            addr,
-            heard_master_at=now,
-            next=number,
-            next_deliver=number,
-            join_number=number,
-        )
-        self._link.remember(header.source, addr)
-        self._link.unit = body.max_data_unit or self._link.unit
-        self._link.adopt_parameters(header)
-        self.web.book.learn(number, header.acceptance.statuses)
-        self._upper.protocol_event("joined", {"master": header.source, "message": number})
-        if header.source not in self._seen:
-            self._seen.add(header.source)
-            self._upper.member_changed(header.source, MemberState.ACTIVE)
-        if self._p.join_with_state:
-            self._enter(Phase.SYNCING)
-            self._deliver(now)
-        else:
-            self._become_ready(now)
-
-    def _send_join_request(self, now: float) -> None:
-        self._join_tries += 1
-        if (
-            self._phase is Phase.JOINING
-            and not self._join_reported
-            and self._join_tries > self._p.join_report_after
-        ):
-            self._join_reported = True
-            self._upper.failure(
-                f"no mtp master answers on {self._p.group} after {self._join_tries - 1} "
-                "join requests; still trying (start a member with --role master)"
-            )
-        body = JoinData(
-            self._link.member_class,
-            TransportClass.RELIABLE,
-            TRANSPORT_TYPES[self._p.transport_type],
-            self._p.min_throughput,
-            self._p.max_data_unit,
-        )
-        header = MtpHeader(
-            PacketType.JOIN,
-            JoinModifier.REQUEST,
-            self.member_id,
-            0,
-            round(self._p.heartbeat * 1000),
-            self._p.window,
-            self._p.retention,
-        )
-        self._link.send(MtpPacket(header, body), None)
+        self._joining.on_answer(header, body, addr, now)
 
     # -- quit, banishment, isMember (§3.2.8, §3.3, §3.4.3) -----------------------------------
 
@@ -816,138 +651,73 @@ class MtpCore:
         assert isinstance(target, Tsap)
         source = header.source
         if header.modifier is QuitModifier.CONFIRM:
-            if self._is_master:
-                self._role.on_quit_confirm(source, now)
+            if self._master is not None:
+                self._master.on_quit_confirm(source, now)
             elif self._phase is Phase.QUITTING and source == self.web.master_id:
-                self._finish()
+                self.finish()
             return
         # quit[request]
         if self._master is not None:
             self._master.on_quit_request(source, target, addr, now)
             return
         confirm = self._link.control(
-            PacketType.QUIT, QuitModifier.CONFIRM, source, self._link.tsap(self.member_id, None)
+            PacketType.QUIT, QuitModifier.CONFIRM, source, self._link.own_tsap()
         )
         if target.connection_id == self.web.id and source == self.web.master_id:
             # §3.3.2: the master ends the web. Its last statuses ride on the quit, like every
             # packet's (§2.2.6): deliver what they decide before we go.
             master = self.web.master_id  # (_learn may abandon this web: it still left us)
-            self._learn(header, self._number(header.acceptance.message_seq), now)
+            self._learn(header, self.web.number(header.acceptance.message_seq), now)
             self._link.send(confirm, addr)
             self._upper.member_changed(master, MemberState.LEFT)
             unsent = self._sender.unsent()
             note = f"; {unsent} payloads were not sent" if unsent else ""
             self._upper.failure(f"the mtp master closed the web{note}")
-            self._finish()
+            self.finish()
             return
         if target.connection_id == self.member_id:
             self._link.send(confirm, addr)
             if self._phase is Phase.QUITTING:
-                self._finish()  # §3.3.3: it missed our quit[confirm]
+                self.finish()  # §3.3.3: it missed our quit[confirm]
                 return
             # §3.2.8: banished. We withdraw, and (being a correct process) ask to join again.
-            self._rejoin(
+            self.rejoin(
                 f"the mtp member {source:#x} asked this member to leave the web (RFC 1301 "
                 "§3.2.8: it did not recognise it): rejoining",
                 now,
             )
 
-    def _banish(self, offender: int, addr: Address, now: float) -> None:
-        last = self._banished.get(offender)
-        if last is not None and now - last < self._link.heartbeat:
-            return
-        if len(self._banished) >= MAX_CACHE:
-            self._banished.clear()
-        self._banished[offender] = now
-        self._link.counters["banishments_sent"] += 1
-        self._link.send(
-            self._link.control(
-                PacketType.QUIT, QuitModifier.REQUEST, offender, self._link.tsap(offender, addr)
-            ),
-            addr,
-        )
-
-    def _ask_master_about(self, target: int, now: float) -> None:
-        tries, next_at = self.web.asked.get(target, (0, now))
-        if next_at > now or self.web.master_addr is None:
-            return
-        if tries >= self._link.retention:
-            self.web.asked.pop(target, None)
-            self.web.held_naks.pop(target, None)
-            return
-        self.web.asked[target] = (tries + 1, now + self._link.heartbeat)
-        self._link.send_is_member_request(self.web.master_id, self.web.master_addr, target)
-
-    def _ask_members(self, now: float) -> None:
-        for target in list(self.web.asked):
-            self._ask_master_about(target, now)
-
     def _on_is_member(self, packet: MtpPacket, addr: Address, now: float) -> None:
-        header = packet.header
+        header, body, master = packet.header, packet.body, self._master
         source = header.source
-        body = packet.body
         if header.modifier is IsMemberModifier.REQUEST:
             assert isinstance(body, Tsap)
-            target = body.connection_id
-            if target == self.member_id:
-                # We are asked whether we are alive and in the web: we are.
-                reply = self._link.control(
-                    PacketType.IS_MEMBER,
-                    IsMemberModifier.CONFIRM,
-                    source,
-                    MemberConfirm(self._link.tsap(self.member_id, None), 0),
-                )
-                self._link.send(reply, addr)
-            elif self._master is not None:
-                self._master.answer_is_member(source, body, addr, now)
+            if master is not None and body.connection_id != self.member_id:
+                master.answer_is_member(source, body, addr, now)
             else:
-                # §2.2.2: a member that cannot confirm the target's membership denies it.
-                self._link.send(
-                    self._link.control(PacketType.IS_MEMBER, IsMemberModifier.DENY, source, body),
-                    addr,
-                )
-            return
-        if header.modifier is IsMemberModifier.CONFIRM:
+                self._vouching.answer(source, body, addr)
+        elif header.modifier is IsMemberModifier.CONFIRM:
             assert isinstance(body, MemberConfirm)
-            target = body.target.connection_id
-            if self._master is not None:
-                self._master.on_is_member_confirm(source, target, now)
-                return
-            if source != self.web.master_id:
-                return
-            believed = self._p.member_cache_age - body.credibility_ms / 1000.0
-            if believed > 0:
-                if len(self._members_cache) >= MAX_CACHE:
-                    self._members_cache.clear()
-                self._members_cache[target] = now + believed
-            self.web.asked.pop(target, None)
-            held = self.web.held_naks.pop(target, [])
-            if held:
-                self._sender.serve_nak(target, held, now)
-            return
-        # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
-        assert isinstance(body, Tsap)
-        if source != self.web.master_id:
-            return
-        target = body.connection_id
-        self.web.asked.pop(target, None)
-        self.web.held_naks.pop(target, None)
-        addr_of_target = self._link.addresses.get(target)
-        if addr_of_target is not None:
-            self._banish(target, addr_of_target, now)
+            if master is not None:
+                master.on_is_member_confirm(source, body.target.connection_id, now)
+            else:
+                self._vouching.on_confirm(source, body, now)
+        else:
+            # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
+            assert isinstance(body, Tsap)
+            self._vouching.on_deny(source, body.connection_id, now)
 
     # -- leaving and rejoining ---------------------------------------------------------------
 
-    def _check_leave(self, now: float) -> None:
+    def check_leave(self, now: float) -> None:
         if self._phase is Phase.LEAVING:
             busy = self._sender.busy()
             undecided = self._sender.flight.undecided()
-            if self._is_master:
-                if busy or self._role.grants or undecided:
-                    return
-                self._enter(Phase.QUITTING)
-                self._role.quit_tries = 0
-                self._role.quit_round(now)
+            if self._master is not None:
+                if not (busy or self._master.grants or undecided):
+                    self._enter(Phase.QUITTING)
+                    self._master.quit_tries = 0
+                    self._master.quit_round(now)
                 return
             if busy or undecided:
                 return
@@ -960,22 +730,17 @@ class MtpCore:
                 return
             self._enter(Phase.QUITTING)
             self._quit_tries = 0
-        if self._phase is Phase.QUITTING and not self._is_master:
+        if self._phase is Phase.QUITTING and self._master is None:
             if self._quit_tries >= max(3, self._link.retention) or self.web.master_addr is None:
-                self._finish()
+                self.finish()
                 return
             self._quit_tries += 1
-            self._link.send(
-                self._link.control(
-                    PacketType.QUIT,
-                    QuitModifier.REQUEST,
-                    self.web.master_id,
-                    self._link.tsap(self.member_id, None),
-                ),
-                self.web.master_addr,
+            request = self._link.control(
+                PacketType.QUIT, QuitModifier.REQUEST, self.web.master_id, self._link.own_tsap()
             )
+            self._link.send(request, self.web.master_addr)
 
-    def _rejoin(self, reason: str, now: float) -> None:
+    def rejoin(self, reason: str, now: float) -> None:
         """Abandon the web (§3.2.5) and join it again, board and all (TR §3.4). Payloads not
         yet accepted are kept and sent once we are back."""
         self._upper.failure(reason)
@@ -984,17 +749,29 @@ class MtpCore:
         self._sender.abandon()
         self._receiver = Receiver(self._link, self)
         self.web = Web()  # the old membership is gone whole (§3.2.5)
-        self._join_tries = 0
+        self._joining.restart()
         self._enter(Phase.JOINING)
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
-        self._send_join_request(now)
+        self._joining.send_request()
 
-    def _abort(self, reason: str) -> None:
+    def joined(self, now: float) -> None:
+        if self._p.join_with_state:
+            self._enter(Phase.SYNCING)  # TR §3.4: the board comes first, as message s
+            self.deliver(now)
+        else:
+            self._become_ready(now)
+
+    def report_active(self, member: int) -> None:
+        if member not in self._seen:
+            self._seen.add(member)
+            self._upper.member_changed(member, MemberState.ACTIVE)
+
+    def abort(self, reason: str) -> None:
         self._upper.failure(reason)
-        self._finish()
+        self.finish()
 
-    def _finish(self) -> None:
+    def finish(self) -> None:
         self._enter(Phase.FINISHED)
         self._tick_at = None
         self._sender.stop()

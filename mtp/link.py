@@ -146,6 +146,9 @@ class Link:
             address = IPv4Address(0)
         return Tsap(address, port or self.group_port, ident)
 
+    def own_tsap(self) -> Tsap:
+        return self.tsap(self.member_id, None)
+
     # -- the web's operating values (§3.4.1) ----------------------------------------------
 
     def check_bounds(self, heartbeat: float, window: int, retention: int) -> None:

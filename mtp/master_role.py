@@ -489,6 +489,17 @@ class MasterRole:
         if self.announce and self._host.phase is not Phase.FINISHED:
             self.send_empty(EmptyModifier.DALLY, now)
 
+    def heard_from(self, source: int, kind: PacketType, modifier: object, now: float) -> bool:
+        """A packet from ``source``: a member's is noted; a stranger's is refused (True
+        unless so) but for data (relayed, or before its join) or a quit[request] (§3.3.3)."""
+        member = self._link.web.members.get(source)
+        if member is not None:
+            member.last_heard = now
+            return True
+        return kind is PacketType.DATA or (
+            kind is PacketType.QUIT and modifier is QuitModifier.REQUEST
+        )
+
     # -- quit and isMember (§3.3, §3.4.3) ---------------------------------------------------
 
     def on_quit_confirm(self, source: int, now: float) -> None:

@@ -14,12 +14,11 @@ from typing import Protocol
 from coreapi.seqnum import to_wire
 from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_batch, state_packets
 from mtp.link import Link, Phase
-from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
+from mtp.messages import MAX_NAK_ENTRIES_OUT, MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
 from mtp.wire import DataModifier, MessageStatus, NakList, NakModifier, PacketId, PacketType
 
 MAX_INCOMING = 256  # messages being reassembled at once
 MAX_INCOMING_BYTES = 64 << 20
-MAX_NAK_ENTRIES_OUT = 300  # 28 + 4 x 300 bytes: a nak fits one Ethernet-sized datagram
 LAST_RESORT_TRIES = 10  # naks to the master (our extension) before a member gives up
 _RECEIVING = (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING)
 

@@ -19,7 +19,7 @@ from coreapi.seqnum import to_wire
 from mtp.framing import PAYLOAD_SUBCHANNEL, RECORD_OVERHEAD, STATE_SUBCHANNEL, encode_batch, split
 from mtp.link import Link, Phase
 from mtp.master_role import MasterRole
-from mtp.messages import InMessage, OutMessage
+from mtp.messages import MAX_NAK_ENTRIES_OUT, InMessage, OutMessage
 from mtp.wire import (
     AcceptanceRecord,
     DataModifier,
@@ -35,7 +35,6 @@ from mtp.wire import (
 )
 
 MAX_RETX = 8192
-MAX_NAK_ENTRIES_OUT = 300  # 28 + 4 x 300 bytes: a nak fits one Ethernet-sized datagram
 
 
 class SenderHost(Protocol):

@@ -24,7 +24,6 @@ from coreapi.seqnum import to_wire
 from mtp.core import (
     AHEAD,
     MAX_CACHE,
-    MAX_HELD_NAKS,
     MtpCore,
     Phase,
 )
@@ -33,6 +32,7 @@ from mtp.master import MAX_MEMBERS
 from mtp.messages import MAX_PACKETS_PER_MESSAGE
 from mtp.receiver import MAX_INCOMING, MAX_INCOMING_BYTES
 from mtp.sender import MAX_NAK_ENTRIES_OUT, MAX_RETX
+from mtp.vouching import MAX_HELD_NAKS
 from mtp.wire import (
     MAX_NAK_ENTRIES,
     STATUS_COUNT,
@@ -202,10 +202,10 @@ def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
         "_join_waiting": (len(role.join_waiting) if role else 0, MAX_MEMBERS),
         "_held_naks": (len(core.web.held_naks), MAX_HELD_NAKS),
         "one requester's held naks": (held, 4 * MAX_NAK_ENTRIES_OUT + MAX_NAK_ENTRIES),
-        "_members_cache": (len(core._members_cache), MAX_CACHE),
+        "_members_cache": (len(core._vouching.members_cache), MAX_CACHE),
         "_asked": (len(core.web.asked), MAX_CACHE),
         "_seen": (len(core._seen), MAX_CACHE),
-        "_banished": (len(core._banished), MAX_CACHE),
+        "_banished": (len(core._vouching.banished), MAX_CACHE),
         "_retx": (len(core._sender.flight.retx), MAX_RETX),
         "_grants": (len(core.grants), STATUS_COUNT),
         "_repair_cache": (len(role.repair_cache) if role else 0, core._p.repair_cache),
@@ -569,7 +569,7 @@ def test_is_member_answers_for_thousands_of_members_keep_the_cache_bounded() -> 
         )
         core.receive_datagram(encode(confirm), addr_of(MASTER), 0.05)
     core.datagrams_to_send(0.05)
-    assert 0 < len(core._members_cache) <= MAX_CACHE
+    assert 0 < len(core._vouching.members_cache) <= MAX_CACHE
     assert_bounded(core)
 
 
@@ -588,7 +588,7 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     core.datagrams_to_send(now)
     banished = core.counters()["banishments_sent"]
     assert banished == MAX_ADDRESSES + 500, banished
-    assert len(core._banished) <= MAX_CACHE
+    assert len(core._vouching.banished) <= MAX_CACHE
     for i in range(MAX_MEMBERS + 100):
         joiner = 0x40000 + i
         core.receive_datagram(encode(join_request(joiner)), addr_of(joiner), now)
@@ -597,7 +597,7 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     print(
         f"\n{MAX_ADDRESSES + 500} strangers and {MAX_MEMBERS + 100} joiners: "
         f"{len(core.web.members)} members, {counters['joins_denied']} joins denied, "
-        f"{len(core._link.addresses)} addresses, {len(core._banished)} banished remembered"
+        f"{len(core._link.addresses)} addresses, {len(core._vouching.banished)} banished remembered"
     )
     assert len(core.web.members) == MAX_MEMBERS
     assert counters["joins_denied"] == 100
