@@ -590,15 +590,44 @@ def decode(data: bytes | bytearray | memoryview) -> MtpPacket:
             f"MTP version {version}; this is version {MTP_VERSION} (RFC 1301 §2.2.1)"
         )
     packet_type = _lookup(PacketType, type_value, "packet type", "§2.2.2")
+    modifier = _decode_modifier(packet_type, modifier_value)
+    statuses = _decode_statuses(word)
+    try:
+        header = MtpHeader(
+            packet_type=packet_type,
+            modifier=modifier,
+            source=source,
+            destination=destination,
+            heartbeat=heartbeat,
+            window=window,
+            retention=retention,
+            acceptance=AcceptanceRecord(word >> 24, statuses, message_seq, packet_seq),
+            subchannel=subchannel,
+        )
+        body = _decode_body(header, view[HEADER_SIZE:])
+        return MtpPacket(header, body)
+    except MtpDecodeError:
+        raise
+    except ValueError as exc:
+        # The records enforce the RFC's rules; decoding reports their verdict in its own type.
+        raise MtpDecodeError(str(exc)) from None
+
+
+def _decode_modifier(packet_type: PacketType, value: int) -> Modifier:
+    """RFC 1301 §2.2.2: the modifiers are valid only in the context of the type."""
     modifiers = MODIFIERS[packet_type]
     try:
-        modifier = modifiers(modifier_value)
+        return modifiers(value)
     except ValueError:
         raise MtpDecodeError(
-            f"modifier {modifier_value} is undefined for packet type "
+            f"modifier {value} is undefined for packet type "
             f"{packet_type.rfc_name}({packet_type.value}); RFC 1301 §2.2.2 defines "
             f"{_choices(modifiers)}"
         ) from None
+
+
+def _decode_statuses(word: int) -> tuple[MessageStatus, ...]:
+    """The 12 two-bit statuses of an acceptance record's second word (§2.2.6, Figure 2)."""
     statuses = []
     for index in range(STATUS_COUNT):
         value = word >> (22 - _STATUS_BITS * index) & _STATUS_MASK
@@ -609,25 +638,7 @@ def decode(data: bytes | bytearray | memoryview) -> MtpPacket:
                 f"defines {_choices(MessageStatus)}"
             )
         statuses.append(MessageStatus(value))
-    try:
-        header = MtpHeader(
-            packet_type=packet_type,
-            modifier=modifier,
-            source=source,
-            destination=destination,
-            heartbeat=heartbeat,
-            window=window,
-            retention=retention,
-            acceptance=AcceptanceRecord(word >> 24, tuple(statuses), message_seq, packet_seq),
-            subchannel=subchannel,
-        )
-        body = _decode_body(header, view[HEADER_SIZE:])
-        return MtpPacket(header, body)
-    except MtpDecodeError:
-        raise
-    except ValueError as exc:
-        # The records enforce the RFC's rules; decoding reports their verdict in its own type.
-        raise MtpDecodeError(str(exc)) from None
+    return tuple(statuses)
 
 
 def _decode_body(header: MtpHeader, rest: memoryview) -> Body:
