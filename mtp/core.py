@@ -1,10 +1,10 @@
 """The MTP protocol engine (RFC 1301; Freier & Marzullo, Cornell TR 90-1141), sans-I/O.
 
-One class plays every role: the master (it grants transmit tokens and alone decides whether
-a message is accepted or rejected), a producer (it sends messages under tokens) and a
-consumer (it receives, naks and delivers accepted messages in order). It never touches a
-socket or a clock: the driver feeds it datagrams and ``now`` and takes its datagrams and its
-next deadline (the shape of ``whiteboard/transport/interface.py``, met structurally).
+``MtpCore`` is a thin core: it routes each packet to the part whose job it is (``Receiver``,
+``Sender``, ``MasterRole`` on the master only, ``Joining``, ``Vouching``), takes the earliest
+of their deadlines, and alone changes the phase (``_enter``). It never touches a socket or a
+clock: the driver feeds it datagrams and ``now`` and takes its datagrams and its next
+deadline (the shape of ``whiteboard/transport/interface.py``, met structurally).
 
 Section references are to RFC 1301 unless they say TR. Where the RFC is silent or ambiguous
 the choice is said where it is made and summed up in docs/mtp.md.
@@ -76,13 +76,9 @@ class MtpCore:
         self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._seen: set[int] = set()  # members we reported as active
-        # receiving (§3.2.4)
-        # isMember cache (§3.4.3) and naks held until the master vouches for their source
-        # joining
-        # timers
-        self._tick_at: float | None = None
-        self._quit_tries = 0
-        self._leave_ready_at: float | None = None
+        self._tick_at: float | None = None  # the next heartbeat's work
+        self._quit_tries = 0  # a member's quit[request]s (§3.3.1)
+        self._leave_ready_at: float | None = None  # naks served until then (§3.3)
         # The master's part (§3.1, §3.2.1, §3.3): only the master's core has one.
         self._master = MasterRole(self._link, self) if params.role == "master" else None
         self._sender = Sender(self._link, self, self._master)  # §3.2.1-§3.2.3
@@ -100,10 +96,6 @@ class MtpCore:
     @web.setter
     def web(self, web: Web) -> None:
         self._link.web = web
-
-    def _heard_holder(self, number: int, source: int, now: float) -> None:
-        if self._master is not None:
-            self._master.heard_holder(number, source, now)
 
     @property
     def finished(self) -> bool:
@@ -269,7 +261,7 @@ class MtpCore:
         else:
             self._sender.suggestion = new
 
-    # -- what the parts ask of the member (mtp.master_role.MasterHost) ---------------------
+    # -- what the parts ask of the member (MasterHost, SenderHost, ReceiverHost, JoiningHost) --
 
     def busy(self) -> bool:
         return bool(
@@ -443,6 +435,10 @@ class MtpCore:
         if self._master is None:
             web.next = max(web.next, number + 1)
         return self._receiver.message(number, now)
+
+    def _heard_holder(self, number: int, source: int, now: float) -> None:
+        if self._master is not None:
+            self._master.heard_holder(number, source, now)
 
     def _owner(self, number: int) -> int | None:
         """The holder of the token for ``number``, as the master granted it (§3.2.1)."""
