@@ -7,8 +7,9 @@ for the whiteboard's transport registry. The package depends on the standard lib
 in particular not on the whiteboard.
 """
 
-from mtp.core import MtpCore, Phase, make_core
+from mtp.core import MtpCore, make_core
 from mtp.description import DESCRIPTION
+from mtp.link import Phase
 from mtp.params import LAN, SEED, MtpParams, params_from_mapping
 from mtp.wire import (
     CREDIBILITY_SIZE,

@@ -1,10 +1,10 @@
 """The MTP protocol engine (RFC 1301; Freier & Marzullo, Cornell TR 90-1141), sans-I/O.
 
-One class plays every role: the master (it grants transmit tokens and alone decides whether
-a message is accepted or rejected), a producer (it sends messages under tokens) and a
-consumer (it receives, naks and delivers accepted messages in order). It never touches a
-socket or a clock: the driver feeds it datagrams and ``now`` and takes its datagrams and its
-next deadline (the shape of ``whiteboard/transport/interface.py``, met structurally).
+``MtpCore`` is a thin core: it routes each packet to the part whose job it is (``Receiver``,
+``Sender``, ``MasterRole`` on the master only, ``Joining``, ``Vouching``), takes the earliest
+of their deadlines, and alone changes the phase (``_enter``). It never touches a socket or a
+clock: the driver feeds it datagrams and ``now`` and takes its datagrams and its next
+deadline (the shape of ``whiteboard/transport/interface.py``, met structurally).
 
 Section references are to RFC 1301 unless they say TR. Where the RFC is silent or ambiguous
 the choice is said where it is made and summed up in docs/mtp.md.
@@ -13,31 +13,26 @@ the choice is said where it is made and summed up in docs/mtp.md.
 from __future__ import annotations
 
 import random
-from collections import OrderedDict, deque
-from collections.abc import Iterable, Mapping
-from enum import Enum
-from ipaddress import IPv4Address
+from collections.abc import Mapping
 
-from coreapi import Address, MemberState, OrderKey, Outgoing, UpperLayer
-from coreapi.seqnum import to_wire, unwrap
+from coreapi import Address, MemberState, Outgoing, UpperLayer
 from mtp.framing import (
-    PAYLOAD_SUBCHANNEL,
-    RECORD_OVERHEAD,
     STATE_SUBCHANNEL,
     FramingError,
-    decode_batch,
     decode_state,
-    encode_batch,
-    encode_state,
-    split,
-    state_packets,
 )
-from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
-from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage, StatusBook
-from mtp.params import MtpParams, group_address, params_from_mapping
+from mtp.joining import Joining
+from mtp.link import Link, Phase
+from mtp.master import Grant, Member
+from mtp.master_role import MasterRole
+from mtp.messages import InMessage, OutMessage
+from mtp.params import MtpParams, params_from_mapping
+from mtp.receiver import Receiver
+from mtp.sender import Sender
+from mtp.vouching import MAX_CACHE, Vouching
+from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
-    AcceptanceRecord,
     DataModifier,
     EmptyModifier,
     IsMemberModifier,
@@ -46,95 +41,23 @@ from mtp.wire import (
     MemberClass,
     MemberConfirm,
     MessageStatus,
-    Modifier,
     MtpDecodeError,
     MtpHeader,
     MtpPacket,
     NakList,
     NakModifier,
-    PacketId,
     PacketType,
     QuitModifier,
     TokenModifier,
-    TransportClass,
-    TransportType,
     Tsap,
-    TsapList,
     decode,
-    encode,
 )
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000
-MAX_NAK_ENTRIES_OUT = 300  # 28 + 4 x 300 bytes: a nak fits one Ethernet-sized datagram
-MAX_INCOMING = 256  # messages being reassembled at once
-MAX_INCOMING_BYTES = 64 << 20
-MAX_ADDRESSES = 4096
-MAX_RETX = 8192
-MAX_HELD_NAKS = 64
-MAX_CACHE = 4096
-LAST_RESORT_TRIES = 10  # naks to the master (our extension) before a member gives up
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
 AHEAD = 2 * STATUS_COUNT
-
-COUNTERS = (
-    "sent",
-    "delivered",
-    "datagrams_sent",
-    "datagrams_received",
-    "nacks_sent",
-    "nacked_packets",  # distinct packets this member asked for
-    "nacks_received",
-    "retransmissions",
-    "duplicates_dropped",
-    "malformed_dropped",
-    "late_delivered",
-    "foreign_dropped",  # another web's packets, or packets not for us
-    "out_of_range_dropped",  # §2.2.6's range check
-    "tokens_requested",
-    "tokens_granted",
-    "token_confirms_resent",
-    "duplicate_confirms",  # a token[confirm] for a message already ours: a nak (§3.2.1)
-    "cancels_sent",
-    "messages_sent",
-    "messages_accepted",
-    "messages_rejected",
-    "payloads_requeued",  # ours, in a rejected message, sent again under a new token
-    "dallies_sent",
-    "nak_denies_sent",
-    "nak_denies_received",
-    "relays",  # the master repairing a message whose producer cannot (extension)
-    "ismember_requests_sent",
-    "members_removed",
-    "banishments_sent",
-    "joins_confirmed",
-    "joins_denied",
-    "rejoins",
-    "status_conflicts",
-    "hibernations",
-    "parameter_changes",
-)
-
-
-class Phase(Enum):
-    NEW = "new"
-    PROBING = "probing"  # §3.1: a would-be master asking whether a web already answers
-    JOINING = "joining"  # §3.1.1: join[request]s out, no answer yet
-    SYNCING = "syncing"  # TR §3.4: joined at message s, waiting for the board state
-    READY = "ready"
-    LEAVING = "leaving"  # sending what is queued, then serving naks for retention heartbeats
-    QUITTING = "quitting"  # §3.3: quit[request]s out
-    FINISHED = "finished"
-
-
-_CLASSES = {
-    "master": MemberClass.MASTER,
-    "producer": MemberClass.PRODUCER,
-    "consumer": MemberClass.CONSUMER,
-}
-_TYPES = {"nxn": TransportType.N_X_N, "1xn": TransportType.ONE_X_N}
-_TYPE_NAMES = {TransportType.N_X_N: "NxN", TransportType.ONE_X_N: "1xN"}
 
 
 class MtpCore:
@@ -150,80 +73,29 @@ class MtpCore:
         self._rng = rng
         self._p = params
         self._phase = Phase.NEW
-        self._is_master = params.role == "master"
-        self._class = _CLASSES[params.role]
-        self._group_ip, self._group_port = group_address(params.group)
-        # The web's operating values (§3.4): ours until a master tells us its own.
-        self._heartbeat = params.heartbeat
-        self._window = params.window
-        self._retention = params.retention
-        self._unit = params.max_data_unit
-        self._suggestion: tuple[float, int, int] | None = None
-        self._outbox: list[Outgoing] = []
-        self._counters = dict.fromkeys(COUNTERS, 0)
-        # the web
-        self._web = 0  # the multicast connection id (§2.3.1), 0 until known
-        self._master_id = 0
-        self._master_addr: Address | None = None
-        self._addresses: dict[int, Address] = {}
-        self._heard_master_at = 0.0
+        self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._seen: set[int] = set()  # members we reported as active
-        # receiving (§3.2.4)
-        self._book = StatusBook()
-        self._view_next = 0  # the master's next message number, as far as we know
-        self._next_deliver = 0
-        self._incoming: dict[int, InMessage] = {}
-        self._incoming_bytes = 0
-        self._last_key: OrderKey = ()
-        # sending (§3.2.2)
-        self._queue: deque[tuple[float, bytes]] = deque()
-        self._token_wanted_at: float | None = None  # token[request] out, no confirm yet
-        self._token_tries = 0
-        self._sending: deque[OutMessage] = deque()
-        self._own: dict[int, OutMessage] = {}
-        self._retx: deque[tuple[int, int]] = deque()
-        self._retx_set: set[tuple[int, int]] = set()
-        self._period_start = -1e18
-        self._period_sent = 0
-        self._dally_due: list[OutMessage] = []
-        self._next_dally_at = 0.0
-        # isMember cache (§3.4.3) and naks held until the master vouches for their source
-        self._members_cache: dict[int, float] = {}  # member -> believed until
-        self._held_naks: dict[int, list[PacketId]] = {}
-        self._asked: dict[int, tuple[int, float]] = {}  # target -> (tries, next ask)
-        self._banished: dict[int, float] = {}  # member -> when we last asked it to quit
-        # joining
-        self._join_tries = 0
-        self._join_reported = False
-        self._join_number = 0  # s: the message our join[confirm] carried (TR §3.4)
-        self._want_state = params.join_with_state
-        # timers
-        self._tick_at: float | None = None
-        self._quit_tries = 0
-        self._leave_ready_at: float | None = None
-        # the master's books (§3.1, §3.2.1)
-        self._members: dict[int, Member] = {}
-        self._tokens = TokenQueue()
-        self._grants: dict[int, Grant] = {}
-        self._next_grant = 0  # §2.2.6: "initialized to zero by the master"
-        self._join_waiting: dict[int, tuple[Address, JoinData]] = {}
-        self._state_requests: dict[int, tuple[int, float]] = {}  # request -> (message, asked at)
-        self._next_request = 1
-        self._repair_cache: OrderedDict[int, InMessage] = OrderedDict()
-        self._idle_beats = 0
-        self._hibernating = False
-        self._announce = False
-        self._probe_tries = 0
-        self._quit_confirmed: set[int] = set()
-        self._decided_at: dict[int, float] = {}
-        # The (heartbeat ms, window, retention) sets the web ran lately (§3.4.1, above).
-        self._values_run: deque[tuple[int, int, int]] = deque([self._wire_parameters()], maxlen=16)
-        self._last_own = -1  # the highest message number we sent payloads in
-        self._quiet_rounds = 0
-        self._new_quit_confirms = False
+        self._tick_at: float | None = None  # the next heartbeat's work
+        self._quit_tries = 0  # a member's quit[request]s (§3.3.1)
+        self._leave_ready_at: float | None = None  # naks served until then (§3.3)
+        # The master's part (§3.1, §3.2.1, §3.3): only the master's core has one.
+        self._master = MasterRole(self._link, self) if params.role == "master" else None
+        self._sender = Sender(self._link, self, self._master)  # §3.2.1-§3.2.3
+        self._receiver = Receiver(self._link, self)  # §3.2.4-§3.2.6: one per membership
+        self._joining = Joining(self._link, self)  # §3.1
+        self._vouching = Vouching(self._link, self._sender.serve_nak)  # §3.2.8, §3.4.3
 
     # -- the TransportCore interface ---------------------------------------------------------
+
+    @property
+    def web(self) -> Web:
+        """The web this member is in now (a new one after every join)."""
+        return self._link.web
+
+    @web.setter
+    def web(self, web: Web) -> None:
+        self._link.web = web
 
     @property
     def finished(self) -> bool:
@@ -235,50 +107,51 @@ class MtpCore:
 
     @property
     def is_master(self) -> bool:
-        return self._is_master
+        return self._master is not None
 
     @property
     def web_id(self) -> int:
-        return self._web
+        return self.web.id
 
     @property
     def master_id(self) -> int:
-        return self._master_id
+        return self.web.master_id
 
     @property
     def parameters(self) -> tuple[float, int, int]:
         """The web's heartbeat (seconds), window and retention, as this member runs them."""
-        return self._heartbeat, self._window, self._retention
+        return self._link.heartbeat, self._link.window, self._link.retention
 
     @property
     def next_grant(self) -> int:
-        return self._next_grant if self._is_master else self._view_next
+        return self.web.next
 
     @property
     def next_deliver(self) -> int:
-        return self._next_deliver
+        return self.web.next_deliver
 
     @property
     def members(self) -> dict[int, Member]:
-        return self._members
+        return self.web.members
 
     @property
     def grants(self) -> dict[int, Grant]:
-        return self._grants
+        return self._master.grants if self._master is not None else {}
 
     @property
     def hibernating(self) -> bool:
-        return self._hibernating
+        return self._master is not None and self._master.hibernating
 
     def status(self, number: int) -> MessageStatus | None:
         """The decided status of message ``number`` as this member knows it."""
-        return self._book.status(number)
+        return self.web.book.status(number)
 
     def counters(self) -> dict[str, int]:
-        counters = dict(self._counters)
-        counters["status_conflicts"] = self._book.conflicts
-        counters["queued"] = len(self._queue)
-        counters["retained"] = len(self._own) + len(self._repair_cache)
+        counters = dict(self._link.counters)
+        counters["status_conflicts"] = self.web.book.conflicts
+        counters["queued"] = len(self._sender.queue)
+        cached = len(self._master.repair_cache) if self._master is not None else 0
+        counters["retained"] = len(self._sender.flight.own) + cached
         return counters
 
     def start(self, now: float) -> None:
@@ -286,10 +159,8 @@ class MtpCore:
             return
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
-        if self._is_master:
-            self._phase = Phase.PROBING
-        else:
-            self._phase = Phase.JOINING
+        # §3.1: a master first probes for a web already there; others ask to join (§3.1.1).
+        self._enter(Phase.PROBING if self._master is not None else Phase.JOINING)
         self.handle_timer(now)
 
     def send(self, payload: bytes, now: float) -> None:
@@ -297,77 +168,50 @@ class MtpCore:
             self._phase is Phase.LEAVING
         ):
             raise RuntimeError("the mtp transport is not in a session")
-        if self._class is MemberClass.CONSUMER:
+        if self._link.member_class is MemberClass.CONSUMER:
             raise RuntimeError("this member joined the mtp web as a consumer: it does not send")
         if len(payload) > MAX_PAYLOAD:
             raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-        if len(self._queue) >= MAX_PENDING_SENDS:
+        if len(self._sender.queue) >= MAX_PENDING_SENDS:
             raise RuntimeError("the mtp transport's send queue is full")
-        self._queue.append((now, bytes(payload)))
-        self._counters["sent"] += 1
-        self._want_token(now)
+        self._sender.add(now, bytes(payload))
+        self._link.counters["sent"] += 1
+        self._sender.want_token(now)
         self._flush(now)
 
     def leave(self, now: float) -> None:
         if self._phase in (Phase.LEAVING, Phase.QUITTING, Phase.FINISHED):
             return
         if self._phase in (Phase.NEW, Phase.PROBING, Phase.JOINING, Phase.SYNCING):
-            self._finish()
+            self.finish()
             return
-        self._phase = Phase.LEAVING
-        if self._is_master:
-            # §3.3.2: the master keeps every token it gets back and grants no more (but its
-            # own queued payloads still go out under tokens it gives itself).
-            for member in list(self._tokens):
-                if member != self.member_id:
-                    self._tokens.discard(member)
-            self._join_waiting.clear()
-        self._check_leave(now)
+        self._enter(Phase.LEAVING)
+        if self._master is not None:
+            self._master.leave()
+        self.check_leave(now)
         self._flush(now)
 
     def provide_board_state(self, request: int, state: bytes, now: float) -> None:
-        asked = self._state_requests.pop(request, None)
-        if asked is None or not self._is_master or self._phase is Phase.FINISHED:
-            return
-        number, _ = asked
-        if number not in self._grants:
-            return  # given up on (state_timeout): the joiners will ask again
-        body = encode_state(number, state)
-        packets = split(body, self._unit)
-        if len(packets) > MAX_PACKETS_PER_MESSAGE:
-            self._upper.failure(
-                f"the board ({len(state)} bytes) is too large to give a joiner in one mtp "
-                f"message of at most {MAX_PACKETS_PER_MESSAGE} packets"
-            )
-            self._decide(number, MessageStatus.REJECTED, now)
-            self._flush(now)
-            return
-        message = OutMessage(number, STATE_SUBCHANNEL, packets, [])
-        self._own[number] = message
-        self._sending.append(message)
-        self._upper.protocol_event(
-            "state_sending", {"message": number, "bytes": len(state), "packets": len(packets)}
-        )
-        self._pump(now)
-        self._flush(now)
+        if self._master is not None:
+            self._master.provide_board_state(request, state, now)
 
     def datagrams_to_send(self, now: float) -> list[Outgoing]:
-        out, self._outbox = self._outbox, []
+        out, self._link.outbox = self._link.outbox, []
         return out
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
         if self._phase in (Phase.NEW, Phase.FINISHED):
             return
-        self._counters["datagrams_received"] += 1
+        self._link.counters["datagrams_received"] += 1
         try:
             packet = decode(data)
         except MtpDecodeError:
-            self._counters["malformed_dropped"] += 1
+            self._link.counters["malformed_dropped"] += 1
             return
         if packet.header.source == self.member_id:
             return  # our own multicast, looped back
         if packet.packet_type is PacketType.DATA and len(data) > 28 + 1400:
-            self._counters["malformed_dropped"] += 1  # no member of ours makes one this large
+            self._link.counters["malformed_dropped"] += 1  # no member of ours makes one this large
             return
         self._on_packet(packet, addr, now)
         self._flush(now)
@@ -379,23 +223,18 @@ class MtpCore:
             due = self._tick_at
             self._tick(now)
             if self._tick_at == due:  # not moved (or cleared) by what the tick did
-                beat = self._master_tick_period() if self._is_master else self._heartbeat
+                beat = self._master.tick_period() if self._master else self._link.heartbeat
                 self._tick_at = max(due + beat, now + beat / 4)
-        self._nak_rounds(now)
-        self._pump(now)
+        self._receiver.nak_rounds(now)
+        self._sender.pump(now)
         self._flush(now)
 
     def get_timer(self) -> float | None:
         if self._phase is Phase.FINISHED:
             return None
         deadlines = [self._tick_at] if self._tick_at is not None else []
-        if self._retx or self._sending:
-            deadlines.append(self._period_start + self._heartbeat)
-        if self._dally_due:
-            deadlines.append(self._next_dally_at)
-        for message in self._incoming.values():
-            if message.nak_at is not None:
-                deadlines.append(message.nak_at)
+        deadlines.extend(self._sender.deadline())
+        deadlines.extend(self._receiver.deadlines())
         return min(deadlines, default=None)
 
     # -- extensions of the interface (§3.4.1) ------------------------------------------------
@@ -410,60 +249,91 @@ class MtpCore:
         """The master changes the web's quality of service within the bounds agreed at join;
         a member suggests a change, carried in its next token[request] (§3.4.1)."""
         new = (
-            self._heartbeat if heartbeat is None else heartbeat,
-            self._window if window is None else window,
-            self._retention if retention is None else retention,
+            self._link.heartbeat if heartbeat is None else heartbeat,
+            self._link.window if window is None else window,
+            self._link.retention if retention is None else retention,
         )
-        self._check_bounds(*new)
-        if self._is_master:
-            self._set_parameters(*new, now)
-            self._send_empty(EmptyModifier.DALLY, now)
+        self._link.check_bounds(*new)
+        if self._master is not None:
+            self._link.set_parameters(*new)
+            self._master.send_empty(EmptyModifier.DALLY, now)
             self._flush(now)
         else:
-            self._suggestion = new
+            self._sender.suggestion = new
+
+    # -- what the parts ask of the member (MasterHost, SenderHost, ReceiverHost, JoiningHost) --
+
+    def busy(self) -> bool:
+        return bool(
+            self._sender.queue
+            or self._sender.flight.sending
+            or self._sender.flight.retx
+            or self._receiver.incomplete()
+        )
+
+    def own(self, number: int) -> OutMessage | None:
+        return self._sender.flight.own.get(number)
+
+    def incoming(self, number: int) -> InMessage | None:
+        return self._receiver.incoming.get(number)
+
+    def on_decided(self, number: int, status: MessageStatus, now: float) -> None:
+        self._sender.on_decided(number, status, now)
+
+    def take_own_token(self, number: int, now: float) -> None:
+        self._sender.take_token(number, now)
+
+    def restart_tick(self, at: float) -> None:
+        self._tick_at = at
+
+    def send_own_state(self, message: OutMessage, now: float) -> None:
+        self._sender.send_state(message, now)
+        self._flush(now)
 
     # -- the periodic work (one heartbeat) ---------------------------------------------------
 
     def _tick(self, now: float) -> None:
         phase = self._phase
         if phase is Phase.PROBING:
-            self._probe(now)
+            if self._joining.probe():
+                self._found_web(now)
             return
         if phase is Phase.JOINING:
-            self._send_join_request(now)
+            self._joining.send_request()
             return
-        if self._is_master:
-            self._master_tick(now)
+        if self._master is not None:
+            self._master.tick(now)
         else:
             self._member_tick(now)
-        self._expire_own(now)
-        self._ask_members(now)
+        self._sender.expire_own(now)
+        self._vouching.ask_again(now)
         if phase in (Phase.LEAVING, Phase.QUITTING):
-            self._check_leave(now)
+            self.check_leave(now)
 
     def _member_tick(self, now: float) -> None:
         limit = max(
-            self._p.silence_limit, self._retention * max(self._heartbeat, self._master_beat)
+            self._p.silence_limit,
+            self._link.retention * max(self._link.heartbeat, self._master_beat),
         )
-        if now - self._heard_master_at > limit:
-            seconds = now - self._heard_master_at
+        if now - self.web.heard_master_at > limit:
+            seconds = now - self.web.heard_master_at
             if self._phase in (Phase.LEAVING, Phase.QUITTING):
-                unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
+                unsent = self._sender.unsent()
                 if unsent:
                     self._upper.failure(
                         f"the mtp master went silent while this member was leaving; "
                         f"{unsent} payloads were not sent"
                     )
-                self._finish()
+                self.finish()
                 return
-            self._rejoin(
+            self.rejoin(
                 f"no word from the mtp master for {seconds:.1f} s (more than retention "
                 "heartbeats, RFC 1301 §3.2.5): rejoining the web",
                 now,
             )
             return
-        if self._token_wanted_at is not None:
-            self._send_token_request(now)
+        if self._sender.flight.token_wanted_at is not None:
+            self._sender.send_token_request(now)
         self._check_behind(now)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -477,29 +347,28 @@ class MtpCore:
         if self._phase in (Phase.PROBING, Phase.JOINING):
             return  # not in a web yet: nothing else is for us
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
-            kind is PacketType.QUIT and header.destination == self._web
+            kind is PacketType.QUIT and header.destination == self.web.id
         )
-        if header.destination != (self._web if multicast else self.member_id):
-            self._counters["foreign_dropped"] += 1
+        if header.destination != (self.web.id if multicast else self.member_id):
+            self._link.counters["foreign_dropped"] += 1
             return
         source = header.source
-        if addr != self._master_addr or source == self._master_id:
+        if addr != self.web.master_addr or source == self.web.master_id:
             # Not learned from the master's relays of others' packets (extension, docs/mtp.md).
-            self._remember(source, addr)
-        if source == self._master_id and not self._is_master:
-            self._heard_master_at = now
+            self._link.remember(source, addr)
+        if source == self.web.master_id and self._master is None:
+            self.web.heard_master_at = now
             if header.modifier is not EmptyModifier.HIBERNATE or kind is not PacketType.EMPTY:
-                self._adopt_parameters(header, now)
-        if self._is_master:
-            member = self._members.get(source)
-            if member is not None:
-                member.last_heard = now
-            elif kind is not PacketType.DATA and not (
-                kind is PacketType.QUIT and header.modifier is QuitModifier.REQUEST
-            ):
-                self._banish(source, addr, now)  # §3.3.3
+                self._link.adopt_parameters(header)
+        if self._master is not None:
+            if not self._master.heard_from(source, kind, header.modifier, now):
+                self._vouching.banish(source, addr, now)  # §3.3.3
                 return
-        elif source != self._master_id and source not in self._seen and len(self._seen) < MAX_CACHE:
+        elif (
+            source != self.web.master_id
+            and source not in self._seen
+            and len(self._seen) < MAX_CACHE
+        ):
             self._seen.add(source)
             self._upper.member_changed(source, MemberState.ACTIVE)
         match kind:
@@ -516,278 +385,122 @@ class MtpCore:
             case PacketType.IS_MEMBER:
                 self._on_is_member(packet, addr, now)
 
-    def _remember(self, source: int, addr: Address) -> None:
-        if source in self._addresses or len(self._addresses) < MAX_ADDRESSES:
-            self._addresses[source] = addr
-        elif source in self._members:
-            self._forget_a_stranger()
-            self._addresses[source] = addr
-
-    def _forget_a_stranger(self) -> None:
-        """Make room in the full address book: the oldest address that is not a member's goes
-        (members are at most MAX_MEMBERS < MAX_ADDRESSES, so one always can)."""
-        for ident in self._addresses:
-            if ident not in self._members and ident != self._master_id:
-                del self._addresses[ident]
-                return
-
-    def _number(self, wire: int) -> int:
-        return unwrap(wire, self._view_next if not self._is_master else self._next_grant)
-
     def _learn(self, header: MtpHeader, number: int, now: float) -> None:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
         every other packet copies them from the master, so any decided one is believed."""
-        if self._is_master:
+        if self._master is not None:
             return
-        learned = self._book.learn(number, header.acceptance.statuses)
+        learned = self.web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
-                self._on_decided(decided, self._book.status(decided), now)  # type: ignore[arg-type]
-            self._deliver(now)
+                self._sender.on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
+            self.deliver(now)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
-        number = self._number(record.message_seq)
-        if number < self._next_deliver or number in self._own:
-            self._counters["duplicates_dropped"] += 1
+        number = self.web.number(record.message_seq)
+        if number < self.web.next_deliver or number in self._sender.flight.own:
+            self._link.counters["duplicates_dropped"] += 1
             return
         if number >= self._horizon():
-            self._counters["out_of_range_dropped"] += 1
+            self._link.counters["out_of_range_dropped"] += 1
             return
-        self._learn(header, number, now)
-        if self._phase is Phase.JOINING:
-            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
-        if not self._is_master:
-            self._view_next = max(self._view_next, number + 1)
-        message = self._message(number, now)
+        message = self._open_message(header, number, now)
         if message is None:
             return
         source = header.source
-        if not self._claim(message, source):
-            self._counters["malformed_dropped"] += 1  # two producers for one message
-            return
-        if message.subchannel is None:
-            message.subchannel = header.subchannel
-        elif message.subchannel != header.subchannel:
-            self._counters["malformed_dropped"] += 1
+        if not Receiver.claim(message, source, self._owner(number)) or not Receiver.take_subchannel(
+            message, header.subchannel
+        ):
+            self._link.counters["malformed_dropped"] += 1  # two producers, or subchannels
             return
         self._heard_holder(number, source, now)
-        index = record.packet_seq
-        if index >= MAX_PACKETS_PER_MESSAGE or (message.last is not None and index > message.last):
-            self._counters["malformed_dropped"] += 1
+        assert isinstance(packet.body, bytes) and isinstance(header.modifier, DataModifier)
+        if not self._receiver.store(message, header.modifier, record.packet_seq, packet.body, now):
             return
-        if index in message.packets:
-            self._counters["duplicates_dropped"] += 1
-            return
-        assert isinstance(packet.body, bytes)
-        if self._incoming_bytes + len(packet.body) > MAX_INCOMING_BYTES:
-            self._counters["malformed_dropped"] += 1
-            return
-        if header.modifier is DataModifier.EOM:
-            if message.packets and max(message.packets) > index:
-                self._counters["malformed_dropped"] += 1
-                return
-            message.last = index
-        message.packets[index] = packet.body
-        message.size += len(packet.body)
-        self._incoming_bytes += len(packet.body)
-        message.heard_at = now
-        gap = index > message.advertised + 1
-        message.advertised = max(message.advertised, index)
-        if header.modifier is not DataModifier.DATA:
-            message.window_end = max(message.window_end, index)
-        if message.complete:
-            message.nak_at = None
-            message.nak_tries = 0
-        elif gap or (header.modifier is not DataModifier.DATA and message.missing(tail=False)):
-            self._schedule_nak(message, now, gap=True)
-        if self._phase is Phase.SYNCING and number == self._join_number:
-            self._report_state_progress(message)
-        if self._is_master:
-            grant = self._grants.get(number)
-            if grant is not None and message.complete:
-                self._decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
-        self._deliver(now)
+        if self._phase is Phase.SYNCING and number == self.web.join_number:
+            self._receiver.report_state_progress(message)
+        if self._master is not None and number in self._master.grants and message.complete:
+            self._master.decide(number, MessageStatus.ACCEPTED, now)  # §2.2.6, TR §3.2
+        self.deliver(now)
 
-    def _claim(self, message: InMessage, source: int) -> bool:
-        """Whether ``source`` may produce ``message``: the owner of its token as the master
-        granted it (§3.2.1), or else the first producer heard for it."""
-        if message.source is None:
-            grant = self._grants.get(message.number) if self._is_master else None
-            message.source = grant.owner if grant is not None else source
-        return message.source == source
+    def _open_message(self, header: MtpHeader, number: int, now: float) -> InMessage | None:
+        """The message a producer's data or empty[dally] is part of, once the statuses the
+        packet carries are learned (§2.2.6); None if there is none to keep."""
+        web = self.web
+        self._learn(header, number, now)
+        if self.web is not web:
+            return None  # what we learned made us abandon the web (§3.2.5): nothing to keep
+        if self._master is None:
+            web.next = max(web.next, number + 1)
+        return self._receiver.message(number, now)
+
+    def _heard_holder(self, number: int, source: int, now: float) -> None:
+        if self._master is not None:
+            self._master.heard_holder(number, source, now)
+
+    def _owner(self, number: int) -> int | None:
+        """The holder of the token for ``number``, as the master granted it (§3.2.1)."""
+        grant = self._master.grants.get(number) if self._master is not None else None
+        return grant.owner if grant is not None else None
+
+    def deliver(self, now: float) -> None:
+        self._receiver.deliver(now)
 
     def _horizon(self) -> int:
-        if self._is_master:
-            return self._next_grant  # nothing beyond what we granted exists
-        return self._view_next + AHEAD
-
-    def _message(self, number: int, now: float) -> InMessage | None:
-        message = self._incoming.get(number)
-        if message is None:
-            if len(self._incoming) >= MAX_INCOMING:
-                self._counters["out_of_range_dropped"] += 1
-                return None
-            message = InMessage(number, now)
-            self._incoming[number] = message
-        return message
-
-    def _schedule_nak(self, message: InMessage, now: float, gap: bool = False) -> None:
-        """Ask for what ``message`` lacks: at once (§3.2.4), or for a ``gap`` in what is
-        arriving, after ``reorder_wait`` (extension: a reordered packet needs no repair)."""
-        if message.nak_at is not None:
-            return  # already due (its dally is drawn once, §3.4.2)
-        delay = self._p.reorder_wait if gap else 0.0
-        if self._p.nak_dally and message.nak_tries == 0:
-            # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
-            # retransmission asked for by another consumer can come first.
-            delay += self._rng.randint(0, max(0, self._retention - 2)) * self._heartbeat
-        message.nak_at = now + delay
-
-    def _report_state_progress(self, message: InMessage) -> None:
-        first = message.packets.get(0)
-        if first is None or message.subchannel != STATE_SUBCHANNEL:
-            return
-        total = state_packets(first, self._unit) or 1
-        self._upper.join_progress(min(len(message.packets), total), total)
+        if self._master is not None:
+            return self.web.next  # nothing beyond what we granted exists
+        return self.web.next + AHEAD
 
     def _on_empty(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
         record = header.acceptance
-        number = self._number(record.message_seq)
+        number = self.web.number(record.message_seq)
         source = header.source
-        if source == self._master_id and not self._is_master:
+        if source == self.web.master_id and self._master is None:
             # The master's heartbeat: the next message number it will grant, its statuses.
             if not self._in_range(number, source, now):
                 return
-            self._view_next = max(self._view_next, number)
+            self.web.next = max(self.web.next, number)
             self._master_beat = header.heartbeat / 1000.0
             self._learn(header, number, now)
             self._check_behind(now)
             return
         if header.modifier is EmptyModifier.CANCEL:
             # §3.2.3: an unneeded token comes back; the master rejects its message.
-            grant = self._grants.get(number)
-            if self._is_master and grant is not None and grant.owner == source:
-                self._decide(number, MessageStatus.REJECTED, now)
+            if self._master is not None and self._owner(number) == source:
+                self._master.decide(number, MessageStatus.REJECTED, now)
             return
         # empty[dally] from a producer: (m, k), k one past its last packet of m (§2.2.6).
-        if number < self._next_deliver or number in self._own:
+        if number < self.web.next_deliver or number in self._sender.flight.own:
             return
         if number >= self._horizon() or (
-            not self._is_master and number > self._view_next + STATUS_COUNT + 1
+            self._master is None and number > self.web.next + STATUS_COUNT + 1
         ):
-            self._counters["out_of_range_dropped"] += 1  # §2.2.6's range check
+            self._link.counters["out_of_range_dropped"] += 1  # §2.2.6's range check
             return
-        self._learn(header, number, now)
-        if self._phase is Phase.JOINING:
-            return  # what we learned made us abandon the web (§3.2.5): nothing to keep
-        if not self._is_master:
-            self._view_next = max(self._view_next, number + 1)
-        message = self._message(number, now)
-        if message is None:
-            return
-        if not self._claim(message, source):
+        message = self._open_message(header, number, now)
+        if message is None or not Receiver.claim(message, source, self._owner(number)):
             return
         self._heard_holder(number, source, now)
-        message.heard_at = now
-        top = record.packet_seq - 1
-        if 0 <= top < MAX_PACKETS_PER_MESSAGE and top > message.advertised:
-            message.advertised = top
-        if not message.complete and message.missing(tail=False):
-            self._schedule_nak(message, now, gap=True)
+        self._receiver.on_dally(message, record.packet_seq, now)
 
     def _in_range(self, number: int, source: int, now: float) -> bool:
         """§2.2.6: a control packet's message number must lie within m - 11 .. m + 13 of ours
         (we read the RFC's "m-11 to m-13" as a typo for m + 13). Out of range it is dropped,
         except the master's from further ahead: the master alone sets statuses, so its word
         stands, and it tells us how far behind we are (``_check_behind`` then decides)."""
-        if self._view_next - (STATUS_COUNT - 1) <= number <= self._view_next + STATUS_COUNT + 1:
+        if self.web.next - (STATUS_COUNT - 1) <= number <= self.web.next + STATUS_COUNT + 1:
             return True
-        self._counters["out_of_range_dropped"] += 1
-        return source == self._master_id and number > self._view_next
+        self._link.counters["out_of_range_dropped"] += 1
+        return source == self.web.master_id and number > self.web.next
 
     # -- delivery (§2.2.6, TR §3.2) ----------------------------------------------------------
 
-    def _deliver(self, now: float) -> None:
-        """Deliver, in message order, every accepted message we hold whole; skip rejected
-        ones; stop at the first pending or incomplete one."""
-        # Statuses far behind both the delivery point and the newest message are never read
-        # again (a member further than 12 behind rejoins, §2.2.6): memory stays bounded.
-        self._book.forget_below(min(self._next_deliver, self.next_grant))
-        while self._phase in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
-            number = self._next_deliver
-            status = self._book.status(number)
-            if status is None:
-                return
-            own = self._own.get(number)
-            message = self._incoming.get(number)
-            if status is MessageStatus.REJECTED:
-                if self._phase is Phase.SYNCING and number == self._join_number:
-                    self._rejoin(
-                        "the mtp master gave up sending this member the board: rejoining", now
-                    )
-                    return
-                self._drop_incoming(number)
-                self._next_deliver += 1
-                continue
-            if own is not None:
-                subchannel, body = own.subchannel, None
-            elif message is not None and message.complete:
-                subchannel, body = message.subchannel, message.body()
-            else:
-                if message is None:
-                    if len(self._incoming) >= MAX_INCOMING:
-                        return
-                    # Accepted, yet we saw nothing of it: ask (the producer is unknown).
-                    message = InMessage(number, now)
-                    self._incoming[number] = message
-                if message.subchannel == STATE_SUBCHANNEL and not (
-                    self._phase is Phase.SYNCING and number == self._join_number
-                ):
-                    self._drop_incoming(number)  # another joiner's board: not for us
-                    self._next_deliver += 1
-                    continue
-                if message.nak_at is None:
-                    # Its verdict may merely have overtaken its packets: a reorder too.
-                    self._schedule_nak(message, now, gap=True)
-                return
-            if self._phase is Phase.SYNCING and number == self._join_number:
-                if not self._finish_sync(subchannel, body, now):
-                    return
-                continue
-            if subchannel == STATE_SUBCHANNEL:
-                self._drop_incoming(number)
-                self._next_deliver += 1
-                continue
-            if self._phase is Phase.SYNCING:
-                return  # nothing newer before the board (TR §3.4)
-            origin = self.member_id
-            if own is not None:
-                records = own.records
-            else:
-                assert message is not None and message.source is not None and body is not None
-                origin = message.source
-                try:
-                    records = decode_batch(body)
-                except FramingError as exc:
-                    # Every member parses the same accepted bytes the same way, so every
-                    # member skips this message: the boards still agree.
-                    self._counters["malformed_dropped"] += 1
-                    self._upper.failure(f"mtp message {number} from {origin:#x} is unusable: {exc}")
-                    records = []
-            self._drop_incoming(number)
-            self._next_deliver += 1
-            for index, (stamp, payload) in enumerate(records):
-                key = (number, index)
-                self._last_key = key
-                self._counters["delivered"] += 1
-                self._upper.deliver(origin, key, stamp, payload, False)
-
-    def _finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
+    def finish_sync(self, subchannel: int | None, body: bytes | None, now: float) -> bool:
         """Message s, the first after our join: the board if it is one (TR §3.4)."""
-        number = self._join_number
+        number = self.web.join_number
         if subchannel != STATE_SUBCHANNEL or body is None:
             # The master sent no board: we start empty, at s.
             self._become_ready(now)
@@ -795,11 +508,11 @@ class MtpCore:
         try:
             master_number, state = decode_state(body)
         except FramingError as exc:
-            self._rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
+            self.rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
             return False
-        self._drop_incoming(number)
+        self._receiver.drop(number)
         self._rebase(master_number - number)
-        self._next_deliver = master_number + 1
+        self.web.next_deliver = master_number + 1
         self._upper.board_state_received(state)
         self._become_ready(now)
         return True
@@ -809,126 +522,30 @@ class MtpCore:
         order keys are everyone's."""
         if not delta:
             return
-        self._book.shift(delta)
-        self._view_next += delta
-        self._next_deliver += delta
-        self._join_number += delta
-        self._incoming = {n + delta: m for n, m in self._incoming.items()}
-        for message in self._incoming.values():
-            message.number += delta
-        self._own = {n + delta: m for n, m in self._own.items()}
-        for out in self._own.values():
-            out.number += delta
-        self._retx = deque((m + delta, p) for m, p in self._retx)
-        self._retx_set = set(self._retx)
+        self.web.rebase(delta)
+        self._receiver.rebase(delta)
+        self._sender.flight.rebase(delta)
 
     def _become_ready(self, now: float) -> None:
-        self._phase = Phase.READY
+        self._enter(Phase.READY)
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
-        self._want_token(now)
-
-    def _drop_incoming(self, number: int) -> None:
-        message = self._incoming.pop(number, None)
-        if message is not None:
-            self._incoming_bytes -= message.size
+        self._sender.want_token(now)
 
     def _check_behind(self, now: float) -> None:
         """§2.2.6: a member that falls more than 12 messages behind cannot learn the status
         of the oldest one any more; it rejoins."""
         if self._phase not in (Phase.READY, Phase.LEAVING):
             return
-        oldest = self._view_next - STATUS_COUNT
-        if self._next_deliver < oldest and self._book.status(self._next_deliver) is None:
-            self._rejoin(
+        oldest = self.web.next - STATUS_COUNT
+        if self.web.next_deliver < oldest and self.web.book.status(self.web.next_deliver) is None:
+            self.rejoin(
                 f"this member fell more than 12 messages behind the mtp web (message "
-                f"{self._next_deliver}, the master is at {self._view_next}): rejoining",
+                f"{self.web.next_deliver}, the master is at {self.web.next}): rejoining",
                 now,
             )
 
     # -- naks and retransmission (§3.2.4-§3.2.7) ---------------------------------------------
-
-    def _nak_rounds(self, now: float) -> None:
-        if self._phase not in (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING):
-            return
-        for message in list(self._incoming.values()):
-            if message.number not in self._incoming:
-                continue
-            status = self._book.status(message.number)
-            if (
-                message.complete
-                or status is MessageStatus.REJECTED
-                or message.number < self._next_deliver
-                or (
-                    message.subchannel == STATE_SUBCHANNEL
-                    and not (self._phase is Phase.SYNCING and message.number == self._join_number)
-                )
-            ):
-                message.nak_at = None  # nothing to ask for
-                continue
-            if message.nak_at is None:
-                # §3.2.4: a fragment followed by silence for more than a heartbeat.
-                if now - message.heard_at > self._heartbeat * 1.5:
-                    self._schedule_nak(message, now)
-                else:
-                    continue
-            if message.nak_at > now:
-                continue
-            self._send_nak(message, status, now)
-
-    def _send_nak(self, message: InMessage, status: MessageStatus | None, now: float) -> None:
-        accepted = status is MessageStatus.ACCEPTED
-        silent = now - message.heard_at > self._heartbeat
-        wanted = message.missing(tail=message.last is None and (accepted or silent))
-        if not wanted:
-            message.nak_at = None
-            return
-        to_producer = (
-            message.source is not None
-            and message.source != self.member_id
-            and not message.denied
-            and (message.nak_tries < self._retention or not accepted)
-            and (message.source in self._addresses or message.source == self._master_id)
-        )
-        if to_producer:
-            # A pending message is asked of its producer until the master decides it (it
-            # rejects the message of a producer that fails, §3.2.1).
-            target = message.source
-            message.nak_tries += 1
-        elif accepted and not self._is_master:
-            # Extension: the master holds every accepted message and repairs it when its
-            # producer cannot (gone, denied, or unknown to us).
-            if message.master_tries >= max(LAST_RESORT_TRIES, self._retention):
-                self._rejoin(
-                    f"mtp message {message.number} was accepted but neither its producer nor "
-                    "the master could repair it (RFC 1301 §3.2.6): rejoining the web",
-                    now,
-                )
-                return
-            target = self._master_id
-            message.master_tries += 1
-        else:
-            message.nak_at = now + self._heartbeat  # pending: the master will decide
-            return
-        assert target is not None
-        addr = self._master_addr if target == self._master_id else self._addresses.get(target)
-        if addr is None:
-            message.nak_at = now + self._heartbeat
-            return
-        wire = to_wire(message.number)
-        entries = tuple(PacketId(wire, p) for p in wanted[:MAX_NAK_ENTRIES_OUT])
-        self._send(
-            self._control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr
-        )
-        self._counters["nacks_sent"] += 1
-        # Distinct packets known to exist (a tail asked for past the last one heard may not).
-        known = [e.packet for e in entries if e.packet <= message.advertised]
-        self._counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)
-        message.asked_high = max(message.asked_high, *known, -1)
-        self._upper.protocol_event(
-            "nak_sent", {"message": message.number, "packets": len(entries), "to": target}
-        )
-        message.nak_at = now + self._heartbeat  # §3.2.5: retried every heartbeat
 
     def _on_nak(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
@@ -937,423 +554,66 @@ class MtpCore:
         if header.modifier is NakModifier.DENY:
             self._on_nak_deny(header.source, body, now)
             return
-        self._counters["nacks_received"] += 1
+        self._link.counters["nacks_received"] += 1
         requester = header.source
-        if not self._vouched(requester, now):
-            # Bounded: at most MAX_HELD_NAKS unvouched requesters, each a few lists' worth.
-            if requester in self._held_naks or len(self._held_naks) < MAX_HELD_NAKS:
-                held = self._held_naks.setdefault(requester, [])
-                if len(held) < 4 * MAX_NAK_ENTRIES_OUT:
-                    held.extend(body.packets)
-            self._ask_master_about(requester, now)
+        if not self._vouching.vouched(requester, now):
+            self._vouching.hold(requester, body.packets, now)
             return
-        self._serve_nak(requester, body.packets, now)
-
-    def _vouched(self, requester: int, now: float) -> bool:
-        """§3.4.3: a producer serves naks from members it knows; the master knows them all."""
-        if self._is_master:
-            return requester in self._members
-        if requester == self._master_id:
-            return True
-        until = self._members_cache.get(requester)
-        return until is not None and until > now
-
-    def _serve_nak(self, requester: int, entries: Iterable[PacketId], now: float) -> None:
-        denied: list[PacketId] = []
-        for entry in entries:
-            number = self._number(entry.message)
-            own = self._own.get(number)
-            if own is not None:
-                if entry.packet < own.next_packet:
-                    self._queue_retx(number, entry.packet)
-                elif entry.packet > own.last:
-                    continue  # a tail guess past the end of the message
-                continue
-            cached = self._repair_cache.get(number) if self._is_master else None
-            if cached is not None:
-                if entry.packet in cached.packets:
-                    self._queue_retx(number, entry.packet)
-                continue
-            if self._is_master and number in self._grants:
-                continue  # pending: the master itself is still collecting it
-            denied.append(entry)
-        if denied:
-            addr = self._addresses.get(requester)
-            if addr is not None:
-                body = NakList(tuple(sorted(set(denied)))[:MAX_NAK_ENTRIES_OUT])
-                self._send(self._control(PacketType.NAK, NakModifier.DENY, requester, body), addr)
-                self._counters["nak_denies_sent"] += 1
-        self._pump(now)
-
-    def _queue_retx(self, number: int, packet: int) -> None:
-        key = (number, packet)
-        if key in self._retx_set or len(self._retx) >= MAX_RETX:
-            return
-        self._retx.append(key)
-        self._retx_set.add(key)
+        self._sender.serve_nak(requester, body.packets, now)
 
     def _on_nak_deny(self, source: int, body: NakList, now: float) -> None:
-        self._counters["nak_denies_received"] += 1
-        for number in {self._number(entry.message) for entry in body.packets}:
-            message = self._incoming.get(number)
+        self._link.counters["nak_denies_received"] += 1
+        for number in {self.web.number(entry.message) for entry in body.packets}:
+            message = self._receiver.incoming.get(number)
             if message is None or message.complete:
                 continue
-            if self._is_master and number in self._grants:
+            if self._master is not None and number in self._master.grants:
                 # The producer cannot give us what we lack: the message cannot be accepted.
-                self._decide(number, MessageStatus.REJECTED, now)
+                self._master.decide(number, MessageStatus.REJECTED, now)
                 continue
-            if source == self._master_id:
-                if self._book.status(number) is MessageStatus.ACCEPTED:
-                    self._rejoin(
+            if source == self.web.master_id:
+                if self.web.book.status(number) is MessageStatus.ACCEPTED:
+                    self.rejoin(
                         f"mtp message {number} was accepted but is lost to this member "
                         "(nak[deny] from the master, RFC 1301 §3.2.6): rejoining the web",
                         now,
                     )
                     return
                 continue
-            message.denied = True
-            message.nak_at = now
-            self._upper.protocol_event("nak_denied", {"message": number, "by": source})
+            self._receiver.denied(message, source, now)
 
     # -- sending (§3.2.2, §3.2.3) ------------------------------------------------------------
-
-    def _want_token(self, now: float) -> None:
-        """Ask for a transmit token if we have payloads and no message of ours is undecided
-        (§3.2.1). One at a time keeps our payloads in the order they were sent even when a
-        message is rejected and its payloads go out again."""
-        if (
-            not self._queue
-            or self._token_wanted_at is not None
-            or any(
-                m.subchannel == PAYLOAD_SUBCHANNEL and m.decided_at is None
-                for m in self._own.values()
-            )
-            or self._phase not in (Phase.READY, Phase.LEAVING)
-        ):
-            return
-        self._token_wanted_at = now
-        self._token_tries = 0
-        self._counters["tokens_requested"] += 1
-        if self._is_master:
-            self._wake(now)  # our own strokes end the web's idleness too (§3.2.3)
-            self._tokens.add(self.member_id)
-            self._grant_tokens(now)
-        else:
-            self._send_token_request(now)
-
-    def _send_token_request(self, now: float) -> None:
-        if self._master_addr is None:
-            return
-        self._token_tries += 1
-        self._send(
-            self._control(PacketType.TOKEN, TokenModifier.REQUEST, self._master_id, None),
-            self._master_addr,
-            parameters=self._suggestion,
-        )
 
     def _on_token(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
         if header.modifier is TokenModifier.REQUEST:
-            if self._is_master:
-                self._on_token_request(header, now)
+            if self._master is not None:
+                self._master.on_token_request(header, now)
             return
-        if header.source != self._master_id:
+        if header.source != self.web.master_id:
             return
-        number = self._number(header.acceptance.message_seq)
+        number = self.web.number(header.acceptance.message_seq)
         # Not §2.2.6's control-packet range: a token[confirm] carries the message it grants,
         # and up to 12 later ones may be out already (we may have seen their data).
-        if not self._next_deliver <= number < self._view_next + AHEAD:
-            self._counters["out_of_range_dropped"] += 1
+        if not self.web.next_deliver <= number < self.web.next + AHEAD:
+            self._link.counters["out_of_range_dropped"] += 1
             return
         self._learn(header, number, now)
-        self._view_next = max(self._view_next, number + 1)
-        if number in self._own:
-            # §3.2.1: a duplicate token[confirm] is a nak for the whole message.
-            self._counters["duplicate_confirms"] += 1
-            own = self._own[number]
-            for index in range(own.next_packet):
-                self._queue_retx(number, index)
-            self._pump(now)
-            return
-        if (
-            self._token_wanted_at is None
-            or not self._queue
-            or number <= self._last_own
-            or self._phase not in (Phase.READY, Phase.LEAVING)
-        ):
-            # Unneeded, or older than a message we already sent: using it would put our
-            # payloads out of order.
-            self._send_cancel(number)
-            return
-        self._token_wanted_at = None
-        self._suggestion = None
-        self._begin_message(number, now)
-
-    def _send_cancel(self, number: int) -> None:
-        """§3.2.3: an unneeded token goes back at once, as empty[cancel]."""
-        self._send(
-            self._control(PacketType.EMPTY, EmptyModifier.CANCEL, self._web, None, number), None
-        )
-        self._counters["cancels_sent"] += 1
-
-    def _begin_message(self, number: int, now: float) -> None:
-        """We hold the token for ``number``: pack queued payloads into it and start."""
-        if not self._queue:
-            # Nothing left to send (a rejected message's payloads went out already).
-            if self._is_master:
-                self._decide(number, MessageStatus.REJECTED, now)
-            else:
-                self._send_cancel(number)
-            return
-        limit = max(self._unit, self._window * self._unit * 4)
-        records: list[tuple[float, bytes]] = []
-        size = 0
-        while self._queue and (
-            not records or size + RECORD_OVERHEAD + len(self._queue[0][1]) <= limit
-        ):
-            stamp, payload = self._queue.popleft()
-            records.append((stamp, payload))
-            size += RECORD_OVERHEAD + len(payload)
-        packets = split(encode_batch(records), self._unit)
-        message = OutMessage(number, PAYLOAD_SUBCHANNEL, packets, records)
-        self._last_own = max(self._last_own, number)
-        self._own[number] = message
-        self._sending.append(message)
-        self._counters["messages_sent"] += 1
-        self._pump(now)
-        if message.next_packet == 0 and not self._is_master:
-            # This heartbeat's window is spent: an empty[dally] tells the master we hold the
-            # token (§3.2.3), so that it does not send the confirm again.
-            self._counters["dallies_sent"] += 1
-            self._send(
-                self._control(PacketType.EMPTY, EmptyModifier.DALLY, self._web, None, number), None
-            )
-
-    def _pump(self, now: float) -> None:
-        """Send what is due within this heartbeat's window: retransmissions first, then new
-        packets (§3.2.6), at most ``window`` data packets per heartbeat (§3.2.2)."""
-        if self._phase in (Phase.FINISHED, Phase.NEW):
-            return
-        if now >= self._period_start + self._heartbeat:
-            # A heartbeat's window opens with the first data packet sent in it, so that no
-            # heartbeat-long stretch ever carries more than ``window`` of them.
-            self._period_start = -1e18
-            self._period_sent = 0
-        if self._dally_due and now >= self._next_dally_at:
-            self._next_dally_at = now + self._heartbeat
-            for message in self._dally_due:
-                self._send_dally(message, now)
-            self._dally_due = [m for m in self._dally_due if self._needs_dally(m)]
-        budget = self._window - self._period_sent
-        if budget > 0 and self._period_sent == 0 and (self._retx or self._sending):
-            self._period_start = now
-        while budget > 0 and self._retx:
-            key = self._retx.popleft()
-            self._retx_set.discard(key)
-            if self._retransmit(*key):
-                budget -= 1
-                self._period_sent += 1
-        while budget > 0 and self._sending:
-            message = self._sending[0]
-            index = message.next_packet
-            last = index == message.last
-            window_ends = budget == 1 and not last
-            modifier = (
-                DataModifier.EOM
-                if last
-                else (DataModifier.EOW if window_ends else DataModifier.DATA)
-            )
-            self._send_data(message, index, modifier, source=self.member_id)
-            message.next_packet += 1
-            budget -= 1
-            self._period_sent += 1
-            if last:
-                self._sending.popleft()
-                message.finished_at = now
-                self._message_sent(message, now)
-
-    def _message_sent(self, message: OutMessage, now: float) -> None:
-        """data[eom] is out: the token is surrendered (§3.2.2)."""
-        if self._is_master:
-            # The master has every packet of its own message: it accepts it at once.
-            if message.number in self._grants:
-                self._decide(message.number, MessageStatus.ACCEPTED, now)
-        elif self._needs_dally(message):
-            if not self._dally_due:
-                self._next_dally_at = now + self._heartbeat  # one a heartbeat, from the next
-            self._dally_due.append(message)
-        self._want_token(now)
-
-    def _needs_dally(self, message: OutMessage) -> bool:
-        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended, so
-        that consumers who lost it all can still name its producer. Not the master's own:
-        members who cannot name a producer ask the master, which is that producer."""
-        return (
-            not self._is_master
-            and len(message.packets) + message.dallies < self._p.message_packets
-            and message.decided_at is None
-        )
-
-    def _send_dally(self, message: OutMessage, now: float) -> None:
-        if not self._needs_dally(message) or message.finished_at == now:
-            return
-        message.dallies += 1
-        self._counters["dallies_sent"] += 1
-        # (m, k): k one past our last packet of m, so a lost data[eom] shows (§2.2.6).
-        self._send(
-            self._control(
-                PacketType.EMPTY,
-                EmptyModifier.DALLY,
-                self._web,
-                None,
-                message.number,
-                packet_seq=len(message.packets),
-            ),
-            None,
-        )
-
-    def _send_data(
-        self, message: OutMessage | InMessage, index: int, modifier: DataModifier, source: int
-    ) -> None:
-        number = message.number
-        body = message.packets[index]
-        subchannel = message.subchannel or 0
-        sync = 1 if subchannel == STATE_SUBCHANNEL and index == 0 else 0
-        header = MtpHeader(
-            PacketType.DATA,
-            modifier,
-            source,
-            self._web,
-            *self._wire_parameters(),
-            acceptance=AcceptanceRecord(sync, self._book.vector(number), to_wire(number), index),
-            subchannel=subchannel,
-        )
-        self._send(MtpPacket(header, body), None)
-
-    def _retransmit(self, number: int, index: int) -> bool:
-        own = self._own.get(number)
-        if own is not None:
-            if index >= own.next_packet:
-                return False
-            modifier = DataModifier.EOM if index == own.last else DataModifier.DATA
-            self._send_data(own, index, modifier, source=self.member_id)
-        else:
-            cached = self._repair_cache.get(number)
-            if cached is None or index not in cached.packets or cached.source is None:
-                return False
-            modifier = DataModifier.EOM if index == cached.last else DataModifier.DATA
-            # The packet as its producer sent it, its source included (§3.2.6: "the original
-            # client information"), with our current parameters.
-            self._send_data(cached, index, modifier, source=cached.source)
-            self._counters["relays"] += 1
-        self._counters["retransmissions"] += 1
-        return True
-
-    def _expire_own(self, now: float) -> None:
-        """Keep our packets for retention heartbeats after a message is decided (§3.2.2)."""
-        keep = self._retention * self._heartbeat
-        for number in [
-            n
-            for n, m in self._own.items()
-            if m.decided_at is not None and now - m.decided_at > keep and n < self._next_deliver
-        ]:
-            del self._own[number]
-
-    def _on_decided(self, number: int, status: MessageStatus, now: float) -> None:
-        """A message of ours was decided: if rejected, its payloads go out again."""
-        own = self._own.get(number)
-        if own is None or own.decided_at is not None:
-            return
-        own.decided_at = now
-        if status is MessageStatus.REJECTED:
-            if own in self._sending:
-                self._sending.remove(own)
-            del self._own[number]
-            if own.records:
-                self._queue.extendleft(reversed(own.records))
-                self._counters["payloads_requeued"] += len(own.records)
-            self._upper.protocol_event("own_message_rejected", {"message": number})
-        self._want_token(now)
+        self.web.next = max(self.web.next, number + 1)
+        self._sender.on_token_confirm(number, now)
 
     # -- the master (§3.1, §3.2.1, §3.3) -----------------------------------------------------
 
-    def _probe(self, now: float) -> None:
-        """§3.1: before founding a web, ask whether one already answers on this NSAP."""
-        if self._probe_tries >= self._p.probe_count:
-            self._found_web(now)
-            return
-        self._probe_tries += 1
-        self._send_join_request(now)
-
     def _found_web(self, now: float) -> None:
-        self._web = self._rng.randrange(1, 2**32)
-        while self._web == self.member_id:
-            self._web = self._rng.randrange(1, 2**32)
-        self._master_id = self.member_id
-        self._phase = Phase.READY
-        self._upper.protocol_event("web_founded", {"web": self._web})
+        web_id = self._rng.randrange(1, 2**32)
+        while web_id == self.member_id:
+            web_id = self._rng.randrange(1, 2**32)
+        self.web = Web(web_id, self.member_id)
+        self._enter(Phase.READY)
+        self._upper.protocol_event("web_founded", {"web": self.web.id})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
-        self._want_token(now)
-
-    def _master_tick_period(self) -> float:
-        return self._p.hibernate_heartbeat if self._hibernating else self._heartbeat
-
-    def _master_tick(self, now: float) -> None:
-        self._check_grants(now)
-        self._grant_tokens(now)  # those held back by _may_shift_out
-        self._check_state_requests(now)
-        idle = not (
-            self._grants
-            or self._tokens
-            or self._join_waiting
-            or self._queue
-            or self._sending
-            or self._retx
-            or any(not m.complete for m in self._incoming.values())
-        )
-        self._idle_beats = self._idle_beats + 1 if idle else 0
-        if self._phase is Phase.QUITTING:
-            self._master_quit_round(now)
-            return
-        if not self._hibernating and self._idle_beats >= self._p.hibernate_after:
-            self._hibernating = True
-            self._counters["hibernations"] += 1
-            self._upper.protocol_event("hibernate", {"heartbeat_ms": self._hibernate_ms()})
-        # §2.2.7: at least one packet from the master every heartbeat.
-        self._send_empty(EmptyModifier.HIBERNATE if self._hibernating else EmptyModifier.DALLY, now)
-
-    def _hibernate_ms(self) -> int:
-        return round(self._p.hibernate_heartbeat * 1000)
-
-    def _wake(self, now: float) -> None:
-        self._idle_beats = 0
-        if self._hibernating:
-            self._hibernating = False
-            self._upper.protocol_event("wake", {})
-            self._tick_at = now + self._heartbeat
-            self._send_empty(EmptyModifier.DALLY, now)
-
-    def _send_empty(self, modifier: EmptyModifier, now: float) -> None:
-        if self._web == 0:
-            return
-        self._announce = False
-        packet = self._control(PacketType.EMPTY, modifier, self._web, None)
-        if modifier is EmptyModifier.HIBERNATE:
-            h = packet.header
-            packet = MtpPacket(
-                MtpHeader(
-                    h.packet_type,
-                    h.modifier,
-                    h.source,
-                    h.destination,
-                    self._hibernate_ms(),
-                    h.window,
-                    h.retention,
-                    h.acceptance,
-                )
-            )
-        self._send(packet, None)
+        self._sender.want_token(now)
 
     def _on_join(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header
@@ -1362,461 +622,22 @@ class MtpCore:
         if header.modifier is JoinModifier.REQUEST:
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
                 if header.source < self.member_id:
-                    self._abort(
+                    self.abort(
                         f"another mtp master ({header.source:#x}) is starting a web on "
                         f"{self._p.group} at the same time; this one stands down",
                     )
                 return
-            if self._is_master and self._phase in (Phase.READY, Phase.LEAVING, Phase.QUITTING):
-                self._on_join_request(header.source, body, addr, now)
+            if self._master is not None and self._phase in (
+                Phase.READY,
+                Phase.LEAVING,
+                Phase.QUITTING,
+            ):
+                self._master.on_join_request(header.source, body, addr, now)
             return
         if header.destination != self.member_id:
-            self._counters["foreign_dropped"] += 1
+            self._link.counters["foreign_dropped"] += 1
             return
-        if self._phase is Phase.PROBING:
-            reason = (
-                self._deny_reason(body)
-                if header.modifier is JoinModifier.DENY
-                else "it admitted this master as a member"
-            )
-            self._abort(
-                f"an mtp web already answers on {self._p.group} (master {header.source:#x}): "
-                f"{reason}. Not founding a second web there."
-            )
-            return
-        if self._phase is not Phase.JOINING:
-            if (
-                header.modifier is JoinModifier.CONFIRM
-                and self._phase is Phase.SYNCING
-                and (header.source == self._master_id)
-            ):
-                return  # a retransmitted confirm
-            return
-        if header.modifier is JoinModifier.DENY:
-            reason = self._deny_reason(body)
-            self._upper.failure(f"the mtp master {header.source:#x} refused this member: {reason}")
-            self._finish()
-            return
-        self._on_join_confirm(header, body, addr, now)
-
-    def _deny_reason(self, web: JoinData) -> str:
-        """Why a join[deny] (whose data part carries the web's values, docs/mtp.md) refused
-        what we asked for."""
-        if self._class is MemberClass.MASTER:
-            return "the web already has a master"
-        if web.transport_type is not _TYPES[self._p.transport_type]:
-            return (
-                f"the web is {_TYPE_NAMES[web.transport_type]}, this member asked for "
-                f"{_TYPE_NAMES[_TYPES[self._p.transport_type]]}"
-            )
-        if web.transport_type is TransportType.ONE_X_N and self._class is MemberClass.PRODUCER:
-            return "the web is 1xN: its master is its only producer; join as a consumer"
-        if web.max_data_unit > self._p.max_data_unit:
-            return (
-                f"the web's data unit is {web.max_data_unit} bytes, above this member's "
-                f"maximum of {self._p.max_data_unit}"
-            )
-        if web.min_throughput < self._p.min_throughput:
-            return (
-                f"the web carries at most {web.min_throughput} kB/s, this member needs "
-                f"{self._p.min_throughput} kB/s"
-            )
-        return "the master admits no one now (its web is full, or it is closing it)"
-
-    def _admission(self, joiner: int, wish: JoinData) -> str | None:
-        """Why the master must refuse ``wish`` (§3.1.2), or None."""
-        if wish.member_class is MemberClass.MASTER:
-            return "master"
-        if wish.transport_class is not TransportClass.RELIABLE:
-            return "class"
-        web_type = _TYPES[self._p.transport_type]
-        if wish.transport_type is not web_type:
-            return "type"
-        if web_type is TransportType.ONE_X_N and wish.member_class is MemberClass.PRODUCER:
-            return "producer"
-        if wish.max_data_unit and wish.max_data_unit < self._unit:
-            return "unit"
-        if wish.min_throughput > self._throughput():
-            return "throughput"
-        if joiner not in self._members and len(self._members) >= MAX_MEMBERS:
-            return "full"
-        return None
-
-    def _throughput(self) -> int:
-        return min(0xFFFF, int(self._window * self._unit / self._heartbeat / 1000))
-
-    def _web_data(self, member_class: MemberClass, multicast_id: int) -> JoinData:
-        return JoinData(
-            member_class,
-            TransportClass.RELIABLE,
-            _TYPES[self._p.transport_type],
-            self._throughput(),
-            self._unit,
-            multicast_id,
-        )
-
-    def _on_join_request(self, joiner: int, wish: JoinData, addr: Address, now: float) -> None:
-        self._wake(now)
-        refusal = self._admission(joiner, wish)
-        if refusal is not None or self._phase is not Phase.READY:
-            body = self._web_data(wish.member_class, 0)
-            self._send(self._control(PacketType.JOIN, JoinModifier.DENY, joiner, body), addr)
-            self._counters["joins_denied"] += 1
-            self._upper.protocol_event(
-                "join_denied", {"joiner": joiner, "reason": refusal or "leaving"}
-            )
-            return
-        member = self._members.get(joiner)
-        if member is not None and now - member.joined_at <= self._retention * self._heartbeat:
-            # A retransmitted request: our confirm was lost. The same answer again.
-            self._send_join_confirm(member, now)
-            return
-        if member is not None:
-            # It rejoins (it abandoned the web): what it held is void.
-            self._remove_member(joiner, now, "rejoined", report=False)
-        if joiner not in self._join_waiting and len(self._join_waiting) < MAX_MEMBERS:
-            self._join_waiting[joiner] = (addr, wish)
-        self._admit_joiners(now)
-
-    def _admit_joiners(self, now: float) -> None:
-        """TR §3.4: joiners are confirmed while the master holds every token, that is once
-        every message before them is decided; they then get the board as message s."""
-        if not self._join_waiting or self._grants or self._phase is not Phase.READY:
-            return
-        if not self._may_shift_out(self._next_grant - STATUS_COUNT, now):
-            return
-        number = self._next_grant
-        with_state = self._p.join_with_state
-        if with_state:
-            # Message s is the board; we grant it to ourselves.
-            self._grants[number] = Grant(number, self.member_id, now, now, busy=True)
-            self._next_grant += 1
-        for joiner, (addr, wish) in self._join_waiting.items():
-            member = Member(joiner, addr, wish.member_class, now, number, now)
-            self._members[joiner] = member
-            self._remember(joiner, addr)
-            self._send_join_confirm(member, now)
-            self._counters["joins_confirmed"] += 1
-            self._upper.member_changed(joiner, MemberState.ACTIVE)
-            self._upper.protocol_event("join_confirmed", {"joiner": joiner, "message": number})
-        self._join_waiting.clear()
-        if with_state:
-            self._deliver(now)  # everything before s, so that the board matches it
-            request = self._next_request
-            self._next_request += 1
-            self._state_requests[request] = (number, now)
-            self._upper.board_state_requested(request)
-        self._grant_tokens(now)
-
-    def _send_join_confirm(self, member: Member, now: float) -> None:
-        body = self._web_data(member.member_class, self._web)
-        self._send(
-            self._control(
-                PacketType.JOIN, JoinModifier.CONFIRM, member.ident, body, member.join_number
-            ),
-            member.address,
-        )
-
-    def _check_state_requests(self, now: float) -> None:
-        for request, (number, asked_at) in list(self._state_requests.items()):
-            if now - asked_at > self._p.state_timeout:
-                del self._state_requests[request]
-                self._upper.failure(
-                    f"the application gave no board for mtp joiners within "
-                    f"{self._p.state_timeout:.0f} s; they will ask again"
-                )
-                self._decide(number, MessageStatus.REJECTED, now)
-
-    def _on_join_confirm(
-        self, header: MtpHeader, body: JoinData, addr: Address, now: float
-    ) -> None:
-        self._web = body.multicast_id
-        self._master_id = header.source
-        self._master_addr = addr
-        self._remember(header.source, addr)
-        self._heard_master_at = now
-        self._unit = body.max_data_unit or self._unit
-        self._adopt_parameters(header, now)
-        number = header.acceptance.message_seq  # provisional numbering until the board
-        self._view_next = number
-        self._next_deliver = number
-        self._join_number = number
-        self._book = StatusBook()
-        self._book.learn(number, header.acceptance.statuses)
-        self._upper.protocol_event("joined", {"master": header.source, "message": number})
-        if header.source not in self._seen:
-            self._seen.add(header.source)
-            self._upper.member_changed(header.source, MemberState.ACTIVE)
-        if self._p.join_with_state:
-            self._phase = Phase.SYNCING
-            self._deliver(now)
-        else:
-            self._become_ready(now)
-
-    def _send_join_request(self, now: float) -> None:
-        self._join_tries += 1
-        if (
-            self._phase is Phase.JOINING
-            and not self._join_reported
-            and self._join_tries > self._p.join_report_after
-        ):
-            self._join_reported = True
-            self._upper.failure(
-                f"no mtp master answers on {self._p.group} after {self._join_tries - 1} "
-                "join requests; still trying (start a member with --role master)"
-            )
-        body = JoinData(
-            self._class,
-            TransportClass.RELIABLE,
-            _TYPES[self._p.transport_type],
-            self._p.min_throughput,
-            self._p.max_data_unit,
-        )
-        header = MtpHeader(
-            PacketType.JOIN,
-            JoinModifier.REQUEST,
-            self.member_id,
-            0,
-            round(self._p.heartbeat * 1000),
-            self._p.window,
-            self._p.retention,
-        )
-        self._send(MtpPacket(header, body), None)
-
-    def _on_token_request(self, header: MtpHeader, now: float) -> None:
-        requester = header.source
-        if self._phase is not Phase.READY:
-            return  # §3.3.2: a quitting master grants nothing
-        member = self._members.get(requester)
-        if member is None or member.member_class is MemberClass.CONSUMER:
-            return
-        self._wake(now)
-        self._consider_suggestion(header, now)
-        seen = self._number(header.acceptance.message_seq)
-        grant = self._grants.get(member.last_grant)
-        if grant is not None and grant.owner == requester and not grant.busy:
-            # It has not used the token we gave it: never a second one.
-            if now - grant.granted_at >= self._heartbeat:
-                # §3.2.1: its confirm was lost; the pending token is assigned to it again.
-                self._send_token_confirm(grant, now)
-                self._counters["token_confirms_resent"] += 1
-            return
-        if member.last_grant >= seen:
-            # A retry sent before our last confirm reached it: a request made after it would
-            # carry a later message number (§2.2.6: "the highest ... observed").
-            return
-        self._tokens.add(requester)
-        self._grant_tokens(now)
-
-    def _grant_tokens(self, now: float) -> None:
-        """§3.2.1, §2.2.6, TR §5.1: grant in request order while fewer than ``tokens`` are
-        out, no joiner waits, and granting would not shift a pending status out of the
-        vector."""
-        if self._announce:
-            self._send_empty(EmptyModifier.DALLY, now)  # before a grant shifts it out
-        while (
-            self._tokens
-            and len(self._grants) < self._p.tokens
-            and not self._join_waiting
-            and self._may_shift_out(self._next_grant - STATUS_COUNT, now)
-            and self._phase in (Phase.READY, Phase.LEAVING)
-        ):
-            owner = self._tokens.pop()
-            number = self._next_grant
-            self._next_grant += 1
-            grant = Grant(number, owner, now, now)
-            self._grants[number] = grant
-            self._counters["tokens_granted"] += 1
-            self._upper.protocol_event("token_granted", {"message": number, "owner": owner})
-            if owner == self.member_id:
-                grant.busy = True
-                self._token_wanted_at = None
-                self._begin_message(number, now)
-            else:
-                self._members[owner].last_grant = number
-                self._send_token_confirm(grant, now)
-        self._admit_joiners(now)
-
-    def _may_shift_out(self, number: int, now: float) -> bool:
-        """§2.2.6: a pending status is never shifted out of the vector. Ours too: a decided
-        status stays in it for a heartbeat at least, so that one of our heartbeat empties
-        carries it to members that lost the packets that did (else they must rejoin)."""
-        if not self._book.decided(number):
-            return False
-        decided_at = self._decided_at.get(number)
-        return decided_at is None or now - decided_at >= self._heartbeat
-
-    def _send_token_confirm(self, grant: Grant, now: float) -> None:
-        member = self._members.get(grant.owner)
-        if member is None:
-            return
-        tsaps = TsapList((Tsap(self._group_ip, self._group_port, self._web),))
-        self._send(
-            self._control(
-                PacketType.TOKEN, TokenModifier.CONFIRM, grant.owner, tsaps, grant.number
-            ),
-            member.address,
-        )
-
-    def _heard_holder(self, number: int, source: int, now: float) -> None:
-        grant = self._grants.get(number) if self._is_master else None
-        if grant is not None and grant.owner == source:
-            grant.heard_at = now
-            grant.busy = True
-            grant.checks = 0
-
-    def _check_grants(self, now: float) -> None:
-        """§3.2.1: re-send lost confirms; check a silent holder with isMember; remove it and
-        reject its message when it does not answer."""
-        for grant in list(self._grants.values()):
-            if grant.owner == self.member_id:
-                continue
-            silent = now - grant.heard_at
-            if not grant.busy and grant.confirms < self._retention and silent >= self._heartbeat:
-                grant.confirms += 1
-                self._send_token_confirm(grant, now)
-                self._counters["token_confirms_resent"] += 1
-            if silent <= self._p.holder_silence:
-                continue
-            if grant.revivals > (1 if grant.busy else 0):
-                # Alive (it answered isMember) yet silent on its token again, or it never
-                # took the token up: the message cannot complete; reject it.
-                self._decide(grant.number, MessageStatus.REJECTED, now)
-                continue
-            if grant.checks < self._retention:
-                grant.checks += 1
-                member = self._members.get(grant.owner)
-                if member is not None:
-                    self._send_is_member_request(grant.owner, member.address, grant.owner)
-                continue
-            self._remove_member(grant.owner, now, "silent while holding a transmit token")
-
-    def _remove_member(self, ident: int, now: float, why: str, report: bool = True) -> None:
-        member = self._members.pop(ident, None)
-        self._tokens.discard(ident)
-        for grant in [g for g in self._grants.values() if g.owner == ident]:
-            message = self._incoming.get(grant.number)
-            if message is not None and message.complete:
-                self._decide(grant.number, MessageStatus.ACCEPTED, now)
-            else:
-                self._decide(grant.number, MessageStatus.REJECTED, now)
-        if member is not None and report:
-            self._counters["members_removed"] += 1
-            self._upper.member_changed(ident, MemberState.LEFT)
-            self._upper.protocol_event("member_removed", {"member": ident, "why": why})
-
-    def _decide(self, number: int, status: MessageStatus, now: float) -> None:
-        """The master's verdict on message ``number`` (§2.2.6: it alone sets it)."""
-        if not self._book.decide(number, status):
-            return
-        if self._is_master and number not in self._decided_at:
-            self._decided_at[number] = now
-            if len(self._decided_at) > 4 * STATUS_COUNT:
-                for old in sorted(self._decided_at)[: -2 * STATUS_COUNT]:
-                    del self._decided_at[old]
-        grant = self._grants.pop(number, None)
-        if grant is None and self._is_master and number not in self._own:
-            return
-        accepted = status is MessageStatus.ACCEPTED
-        self._counters["messages_accepted" if accepted else "messages_rejected"] += 1
-        self._upper.protocol_event(
-            "message_accepted" if accepted else "message_rejected",
-            {"message": number, "owner": grant.owner if grant else self.member_id},
-        )
-        if accepted:
-            self._cache_for_repair(number)
-        self._announce = True
-        self._on_decided(number, status, now)
-        self._deliver(now)
-        self._grant_tokens(now)
-        if self._phase in (Phase.LEAVING, Phase.QUITTING):
-            self._check_leave(now)
-
-    def _cache_for_repair(self, number: int) -> None:
-        """Extension: the master keeps accepted messages to repair members whose producer
-        cannot (it left, or it was never identified)."""
-        own = self._own.get(number)
-        if own is not None:
-            cached = InMessage(number, 0.0, self.member_id, own.subchannel)
-            cached.packets = dict(enumerate(own.packets))
-            cached.last = own.last
-        else:
-            message = self._incoming.get(number)
-            if message is None or not message.complete:
-                return
-            cached = InMessage(number, 0.0, message.source, message.subchannel)
-            cached.packets = dict(message.packets)
-            cached.last = message.last
-        self._repair_cache[number] = cached
-        while len(self._repair_cache) > self._p.repair_cache:
-            self._repair_cache.popitem(last=False)
-
-    def _consider_suggestion(self, header: MtpHeader, now: float) -> None:
-        """§3.4.1: members may suggest new values; the master takes those within bounds.
-        Every packet carries its sender's values, so values the web ran before are a member
-        that has not heard of a change yet, not a suggestion: they are ignored."""
-        heartbeat = header.heartbeat / 1000.0
-        new = (heartbeat, header.window, header.retention)
-        if (header.heartbeat, header.window, header.retention) in self._values_run:
-            return
-        try:
-            self._check_bounds(*new)
-        except ValueError:
-            return
-        self._set_parameters(*new, now)
-
-    def _check_bounds(self, heartbeat: float, window: int, retention: int) -> None:
-        p = self._p
-        if not p.heartbeat_min - 1e-9 <= heartbeat <= p.heartbeat_max + 1e-9:
-            raise ValueError(
-                f"heartbeat {heartbeat} s is outside {p.heartbeat_min}..{p.heartbeat_max}"
-            )
-        if not p.window_min <= window <= p.window_max:
-            raise ValueError(f"window {window} is outside {p.window_min}..{p.window_max}")
-        if not p.retention_min <= retention <= p.retention_max:
-            raise ValueError(
-                f"retention {retention} is outside {p.retention_min}..{p.retention_max}"
-            )
-
-    def _set_parameters(self, heartbeat: float, window: int, retention: int, now: float) -> None:
-        if (heartbeat, window, retention) == (self._heartbeat, self._window, self._retention):
-            return
-        self._heartbeat, self._window, self._retention = heartbeat, window, retention
-        self._values_run.append(self._wire_parameters())
-        self._counters["parameter_changes"] += 1
-        self._upper.protocol_event(
-            "parameters_changed",
-            {"heartbeat_ms": round(heartbeat * 1000), "window": window, "retention": retention},
-        )
-
-    def _adopt_parameters(self, header: MtpHeader, now: float) -> None:
-        """Every packet carries the web's current values (§2.2.7-§2.2.9); members run the
-        master's (sanity-checked: a value outside the wire's sane range is ignored)."""
-        heartbeat = header.heartbeat / 1000.0
-        if not (
-            0.005 <= heartbeat <= 60.0
-            and 1 <= header.window <= 1024
-            and 1 <= header.retention <= 255
-        ):
-            return
-        if round(heartbeat * 1000) == round(self._heartbeat * 1000):
-            heartbeat = self._heartbeat
-        self._set_parameters(heartbeat, header.window, header.retention, now)
-
-    def _master_quit_round(self, now: float) -> None:
-        """§3.3.2: quit[request] to the whole web until retention rounds bring no confirm."""
-        if self._quit_tries and not self._new_quit_confirms:
-            self._quiet_rounds += 1
-        else:
-            self._quiet_rounds = 0
-        self._new_quit_confirms = False
-        everyone = set(self._members) <= self._quit_confirmed
-        if self._quiet_rounds >= self._retention or (self._quit_tries and everyone):
-            self._finish()
-            return
-        self._quit_tries += 1
-        target = Tsap(self._group_ip, self._group_port, self._web)
-        self._send(self._control(PacketType.QUIT, QuitModifier.REQUEST, self._web, target), None)
+        self._joining.on_answer(header, body, addr, now)
 
     # -- quit, banishment, isMember (§3.2.8, §3.3, §3.4.3) -----------------------------------
 
@@ -1826,311 +647,144 @@ class MtpCore:
         assert isinstance(target, Tsap)
         source = header.source
         if header.modifier is QuitModifier.CONFIRM:
-            if self._is_master:
-                self._quit_confirmed.add(source)
-                self._new_quit_confirms = True
-                self._remove_member(source, now, "quit", report=source in self._members)
-            elif self._phase is Phase.QUITTING and source == self._master_id:
-                self._finish()
+            if self._master is not None:
+                self._master.on_quit_confirm(source, now)
+            elif self._phase is Phase.QUITTING and source == self.web.master_id:
+                self.finish()
             return
         # quit[request]
-        if self._is_master:
-            if target.connection_id != source:
-                return
-            # §3.3.1: a member leaves; confirm (also to one we no longer know, §3.3.3).
-            self._send(
-                self._control(
-                    PacketType.QUIT, QuitModifier.CONFIRM, source, self._tsap(source, addr)
-                ),
-                addr,
-            )
-            if source in self._members:
-                self._remove_member(source, now, "quit")
+        if self._master is not None:
+            self._master.on_quit_request(source, target, addr, now)
             return
-        confirm = self._control(
-            PacketType.QUIT, QuitModifier.CONFIRM, source, self._tsap(self.member_id, None)
+        confirm = self._link.control(
+            PacketType.QUIT, QuitModifier.CONFIRM, source, self._link.own_tsap()
         )
-        if target.connection_id == self._web and source == self._master_id:
+        if target.connection_id == self.web.id and source == self.web.master_id:
             # §3.3.2: the master ends the web. Its last statuses ride on the quit, like every
             # packet's (§2.2.6): deliver what they decide before we go.
-            self._learn(header, self._number(header.acceptance.message_seq), now)
-            self._send(confirm, addr)
-            self._upper.member_changed(self._master_id, MemberState.LEFT)
-            unsent = len(self._queue) + sum(len(m.records) for m in self._sending)
+            master = self.web.master_id  # (_learn may abandon this web: it still left us)
+            self._learn(header, self.web.number(header.acceptance.message_seq), now)
+            self._link.send(confirm, addr)
+            self._upper.member_changed(master, MemberState.LEFT)
+            unsent = self._sender.unsent()
             note = f"; {unsent} payloads were not sent" if unsent else ""
             self._upper.failure(f"the mtp master closed the web{note}")
-            self._finish()
+            self.finish()
             return
         if target.connection_id == self.member_id:
-            self._send(confirm, addr)
+            self._link.send(confirm, addr)
             if self._phase is Phase.QUITTING:
-                self._finish()  # §3.3.3: it missed our quit[confirm]
+                self.finish()  # §3.3.3: it missed our quit[confirm]
                 return
             # §3.2.8: banished. We withdraw, and (being a correct process) ask to join again.
-            self._rejoin(
+            self.rejoin(
                 f"the mtp member {source:#x} asked this member to leave the web (RFC 1301 "
                 "§3.2.8: it did not recognise it): rejoining",
                 now,
             )
 
-    def _banish(self, offender: int, addr: Address, now: float) -> None:
-        last = self._banished.get(offender)
-        if last is not None and now - last < self._heartbeat:
-            return
-        if len(self._banished) >= MAX_CACHE:
-            self._banished.clear()
-        self._banished[offender] = now
-        self._counters["banishments_sent"] += 1
-        self._send(
-            self._control(
-                PacketType.QUIT, QuitModifier.REQUEST, offender, self._tsap(offender, addr)
-            ),
-            addr,
-        )
-
-    def _tsap(self, ident: int, addr: Address | None) -> Tsap:
-        """A member's TSAP (§2.3.2): its unicast address if we know it. Our own is not known
-        to a sans-I/O core; receivers match TSAPs by connection id (docs/mtp.md)."""
-        if addr is None:
-            addr = self._addresses.get(ident)
-        host, port = ("0.0.0.0", self._group_port) if addr is None else addr
-        try:
-            address = IPv4Address(host)
-        except ValueError:
-            address = IPv4Address(0)
-        return Tsap(address, port or self._group_port, ident)
-
-    def _send_is_member_request(self, ask: int, addr: Address, target: int) -> None:
-        self._counters["ismember_requests_sent"] += 1
-        self._send(
-            self._control(
-                PacketType.IS_MEMBER, IsMemberModifier.REQUEST, ask, self._tsap(target, None)
-            ),
-            addr,
-        )
-
-    def _ask_master_about(self, target: int, now: float) -> None:
-        tries, next_at = self._asked.get(target, (0, now))
-        if next_at > now or self._master_addr is None:
-            return
-        if tries >= self._retention:
-            self._asked.pop(target, None)
-            self._held_naks.pop(target, None)
-            return
-        self._asked[target] = (tries + 1, now + self._heartbeat)
-        self._send_is_member_request(self._master_id, self._master_addr, target)
-
-    def _ask_members(self, now: float) -> None:
-        for target in list(self._asked):
-            self._ask_master_about(target, now)
-
     def _on_is_member(self, packet: MtpPacket, addr: Address, now: float) -> None:
-        header = packet.header
+        header, body, master = packet.header, packet.body, self._master
         source = header.source
-        body = packet.body
         if header.modifier is IsMemberModifier.REQUEST:
             assert isinstance(body, Tsap)
-            target = body.connection_id
-            if self._is_master and target != self.member_id:
-                member = self._members.get(target)
-                if member is None:
-                    reply = self._control(PacketType.IS_MEMBER, IsMemberModifier.DENY, source, body)
-                else:
-                    age = min(2**32 - 1, max(0, round((now - member.last_heard) * 1000)))
-                    reply = self._control(
-                        PacketType.IS_MEMBER,
-                        IsMemberModifier.CONFIRM,
-                        source,
-                        MemberConfirm(self._tsap(target, member.address), age),
-                    )
-                self._send(reply, addr)
-            elif target == self.member_id:
-                # We are asked whether we are alive and in the web: we are.
-                reply = self._control(
-                    PacketType.IS_MEMBER,
-                    IsMemberModifier.CONFIRM,
-                    source,
-                    MemberConfirm(self._tsap(self.member_id, None), 0),
-                )
-                self._send(reply, addr)
-            elif not self._is_master:
-                # §2.2.2: a member that cannot confirm the target's membership denies it.
-                self._send(
-                    self._control(PacketType.IS_MEMBER, IsMemberModifier.DENY, source, body), addr
-                )
-            return
-        if header.modifier is IsMemberModifier.CONFIRM:
+            if master is not None and body.connection_id != self.member_id:
+                master.answer_is_member(source, body, addr, now)
+            else:
+                self._vouching.answer(source, body, addr)
+        elif header.modifier is IsMemberModifier.CONFIRM:
             assert isinstance(body, MemberConfirm)
-            target = body.target.connection_id
-            if self._is_master:
-                for grant in self._grants.values():
-                    if grant.owner == source == target:
-                        grant.heard_at = now
-                        grant.checks = 0
-                        grant.revivals += 1
-                return
-            if source != self._master_id:
-                return
-            believed = self._p.member_cache_age - body.credibility_ms / 1000.0
-            if believed > 0:
-                if len(self._members_cache) >= MAX_CACHE:
-                    self._members_cache.clear()
-                self._members_cache[target] = now + believed
-            self._asked.pop(target, None)
-            held = self._held_naks.pop(target, [])
-            if held:
-                self._serve_nak(target, held, now)
-            return
-        # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
-        assert isinstance(body, Tsap)
-        if source != self._master_id:
-            return
-        target = body.connection_id
-        self._asked.pop(target, None)
-        self._held_naks.pop(target, None)
-        addr_of_target = self._addresses.get(target)
-        if addr_of_target is not None:
-            self._banish(target, addr_of_target, now)
+            if master is not None:
+                master.on_is_member_confirm(source, body.target.connection_id, now)
+            else:
+                self._vouching.on_confirm(source, body, now)
+        else:
+            # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
+            assert isinstance(body, Tsap)
+            self._vouching.on_deny(source, body.connection_id, now)
 
     # -- leaving and rejoining ---------------------------------------------------------------
 
-    def _check_leave(self, now: float) -> None:
+    def check_leave(self, now: float) -> None:
         if self._phase is Phase.LEAVING:
-            busy = bool(self._queue or self._sending or self._token_wanted_at is not None)
-            undecided = any(m.decided_at is None for m in self._own.values())
-            if self._is_master:
-                if busy or self._grants or undecided:
-                    return
-                self._phase = Phase.QUITTING
-                self._quit_tries = 0
-                self._master_quit_round(now)
+            busy = self._sender.busy()
+            undecided = self._sender.flight.undecided()
+            if self._master is not None:
+                if not (busy or self._master.grants or undecided):
+                    self._enter(Phase.QUITTING)
+                    self._master.quit_tries = 0
+                    self._master.quit_round(now)
                 return
             if busy or undecided:
                 return
             # §3.3: not while we hold retransmittable data: serve naks for retention beats.
             if self._leave_ready_at is None:
                 self._leave_ready_at = now + (
-                    self._retention * self._heartbeat if self._own else 0.0
+                    self._link.retention * self._link.heartbeat if self._sender.flight.own else 0.0
                 )
             if now < self._leave_ready_at:
                 return
-            self._phase = Phase.QUITTING
+            self._enter(Phase.QUITTING)
             self._quit_tries = 0
-        if self._phase is Phase.QUITTING and not self._is_master:
-            if self._quit_tries >= max(3, self._retention) or self._master_addr is None:
-                self._finish()
+        if self._phase is Phase.QUITTING and self._master is None:
+            if self._quit_tries >= max(3, self._link.retention) or self.web.master_addr is None:
+                self.finish()
                 return
             self._quit_tries += 1
-            self._send(
-                self._control(
-                    PacketType.QUIT,
-                    QuitModifier.REQUEST,
-                    self._master_id,
-                    self._tsap(self.member_id, None),
-                ),
-                self._master_addr,
+            request = self._link.control(
+                PacketType.QUIT, QuitModifier.REQUEST, self.web.master_id, self._link.own_tsap()
             )
+            self._link.send(request, self.web.master_addr)
 
-    def _rejoin(self, reason: str, now: float) -> None:
+    def rejoin(self, reason: str, now: float) -> None:
         """Abandon the web (§3.2.5) and join it again, board and all (TR §3.4). Payloads not
         yet accepted are kept and sent once we are back."""
         self._upper.failure(reason)
-        self._counters["rejoins"] += 1
+        self._link.counters["rejoins"] += 1
         self._upper.protocol_event("rejoin", {"reason": reason[:120]})
-        for message in reversed(self._sending):
-            self._queue.extendleft(reversed(message.records))
-        for message in list(self._own.values()):
-            if message.decided_at is None and message not in self._sending:
-                # Its fate is unknown to us: sent again; the board ignores an op it has.
-                self._queue.extendleft(reversed(message.records))
-        self._own.clear()
-        self._sending.clear()
-        self._last_own = -1
-        self._retx.clear()
-        self._retx_set.clear()
-        self._dally_due.clear()
-        self._incoming.clear()
-        self._incoming_bytes = 0
-        self._book = StatusBook()
-        self._token_wanted_at = None
-        self._held_naks.clear()
-        self._asked.clear()
-        self._web = 0
-        self._master_addr = None
-        self._join_tries = 0
-        self._phase = Phase.JOINING
+        self._sender.abandon()
+        self._receiver = Receiver(self._link, self)
+        self.web = Web()  # the old membership is gone whole (§3.2.5)
+        self._joining.restart()
+        self._enter(Phase.JOINING)
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
-        self._send_join_request(now)
+        self._joining.send_request()
 
-    def _abort(self, reason: str) -> None:
+    def joined(self, now: float) -> None:
+        if self._p.join_with_state:
+            self._enter(Phase.SYNCING)  # TR §3.4: the board comes first, as message s
+            self.deliver(now)
+        else:
+            self._become_ready(now)
+
+    def report_active(self, member: int) -> None:
+        if member not in self._seen:
+            self._seen.add(member)
+            self._upper.member_changed(member, MemberState.ACTIVE)
+
+    def abort(self, reason: str) -> None:
         self._upper.failure(reason)
-        self._finish()
+        self.finish()
 
-    def _finish(self) -> None:
-        self._phase = Phase.FINISHED
+    def finish(self) -> None:
+        self._enter(Phase.FINISHED)
         self._tick_at = None
-        self._retx.clear()
-        self._sending.clear()
+        self._sender.stop()
         self._upper.member_changed(self.member_id, MemberState.LEFT)
+
+    def _enter(self, phase: Phase) -> None:
+        """The one place the phase changes; the session log shows every change."""
+        old, self._phase = self._phase, phase
+        if old is not phase:
+            self._upper.protocol_event("phase", {"from": old.value, "to": phase.value})
 
     # -- packets out -------------------------------------------------------------------------
 
-    def _wire_parameters(self) -> tuple[int, int, int]:
-        return round(self._heartbeat * 1000), self._window, self._retention
-
-    def _control(
-        self,
-        kind: PacketType,
-        modifier: Modifier,
-        destination: int,
-        body: object,
-        number: int | None = None,
-        packet_seq: int = 0,
-    ) -> MtpPacket:
-        """A control packet: sync 0, our view of the next message number (or ``number``) and
-        the statuses before it (§2.2.6)."""
-        if number is None:
-            number = self._next_grant if self._is_master else self._view_next
-        header = MtpHeader(
-            kind,
-            modifier,
-            self.member_id,
-            destination,
-            *self._wire_parameters(),
-            acceptance=AcceptanceRecord(0, self._book.vector(number), to_wire(number), packet_seq),
-        )
-        return MtpPacket(header, body)  # type: ignore[arg-type]
-
-    def _send(
-        self,
-        packet: MtpPacket,
-        to: Address | None,
-        parameters: tuple[float, int, int] | None = None,
-    ) -> None:
-        if parameters is not None:
-            h = packet.header
-            packet = MtpPacket(
-                MtpHeader(
-                    h.packet_type,
-                    h.modifier,
-                    h.source,
-                    h.destination,
-                    round(parameters[0] * 1000),
-                    parameters[1],
-                    parameters[2],
-                    h.acceptance,
-                    h.subchannel,
-                ),
-                packet.body,
-            )
-        self._outbox.append((encode(packet), to))
-        self._counters["datagrams_sent"] += 1
-
     def _flush(self, now: float) -> None:
         """Status changes go out at once in one empty (the master's), not at the next beat."""
-        if self._announce and self._is_master and self._phase is not Phase.FINISHED:
-            self._send_empty(EmptyModifier.DALLY, now)
+        if self._master is not None:
+            self._master.flush(now)
 
 
 def make_core(

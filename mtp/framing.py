@@ -62,7 +62,7 @@ def state_packets(first_packet: bytes, unit: int) -> int | None:
     """How many packets the snapshot whose first packet is ``first_packet`` spans."""
     if len(first_packet) < STATE_OVERHEAD:
         return None
-    _, length = _STATE.unpack_from(first_packet)
+    length: int = _STATE.unpack_from(first_packet)[1]
     return max(1, -(-(length + STATE_OVERHEAD) // unit))
 
 

@@ -212,10 +212,13 @@ def params_from_mapping(params: Mapping[str, object]) -> MtpParams:
             changes[key] = float(value)
     # Moving a value alone moves its bounds with it where they would otherwise refuse it.
     for name in ("heartbeat", "window", "retention"):
-        if name in changes:
-            value = changes[name]
-            changes.setdefault(f"{name}_min", min(value, getattr(base, f"{name}_min")))  # type: ignore[type-var]
-            changes.setdefault(f"{name}_max", max(value, getattr(base, f"{name}_max")))  # type: ignore[type-var]
-    if "heartbeat" in changes and "hibernate_heartbeat" not in changes:
-        changes["hibernate_heartbeat"] = max(base.hibernate_heartbeat, changes["heartbeat"])  # type: ignore[type-var]
+        value = changes.get(name)
+        if isinstance(value, int | float):
+            low: float = getattr(base, f"{name}_min")
+            high: float = getattr(base, f"{name}_max")
+            changes.setdefault(f"{name}_min", min(value, low))
+            changes.setdefault(f"{name}_max", max(value, high))
+    heartbeat = changes.get("heartbeat")
+    if isinstance(heartbeat, int | float) and "hibernate_heartbeat" not in changes:
+        changes["hibernate_heartbeat"] = max(base.hibernate_heartbeat, heartbeat)
     return replace(base, **changes)  # type: ignore[arg-type]

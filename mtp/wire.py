@@ -31,224 +31,101 @@ The encoding is canonical: ``decode`` accepts exactly the bytes ``encode`` can p
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import IntEnum
 from ipaddress import IPv4Address
-from types import MappingProxyType
-from typing import ClassVar, TypeAlias, TypeVar
+from typing import ClassVar, TypeAlias
 
-MTP_VERSION = 1  # RFC 1301 §2.2.1: "the version field has a value of 0x01"
-HEADER_SIZE = 28  # RFC 1301 Figure 1 and Figure 2: seven 32-bit words
-MAX_DATAGRAM = 65_507  # the largest UDP payload over IPv4: 65,535 - 20 (IP) - 8 (UDP)
-MAX_DATA_PART = MAX_DATAGRAM - HEADER_SIZE  # 65,479 bytes
-UNKNOWN_CONNECTION_ID = 0  # RFC 1301 §2.2.5, §2.3.1: the destination of join[request] only
-STATUS_COUNT = 12  # RFC 1301 §2.2.6: the status vector covers the last 12 messages
-JOIN_DATA_SIZE = 12  # RFC 1301 Figure 3: three 32-bit words after the header
-TSAP_SIZE = 12  # ours (docs/mtp-wire.md): IPv4 address, UDP port, reserved, connection id
-NAK_ENTRY_SIZE = 4  # ours: a (message, packet) sequence number pair, 16 bits each
-CREDIBILITY_SIZE = 4  # ours: isMember[confirm]'s credibility, 32 bits of milliseconds
-MAX_NAK_ENTRIES = 4096  # per nak: bounds decoding work; far above window x retention in practice
-MAX_TSAPS = 256  # per token[confirm]: one multicast TSAP per network in the web (§2.3.2)
-MTP_IP_PROTOCOL = 92  # RFC 1301 Appendix A.2: MTP's IP protocol number (we run over UDP)
-MTP_HOST_GROUP = "224.0.1.9"  # RFC 1301 Appendix A.1: MTP's permanent IP host group
-
-_HEADER = struct.Struct("!BBBBIIIHHIHH")
-_JOIN = struct.Struct("!BBBBHHI")
-_TSAP = struct.Struct("!IHHI")
-_NAK_ENTRY = struct.Struct("!HH")
-_CREDIBILITY = struct.Struct("!I")
-_STATUS_MASK = 0x3
-_STATUS_BITS = 2
-
-
-class PacketType(IntEnum):
-    """RFC 1301 §2.2.2: the second byte of the header."""
-
-    DATA = 0
-    NAK = 1
-    EMPTY = 2
-    JOIN = 3
-    QUIT = 4
-    TOKEN = 5
-    IS_MEMBER = 6
-
-    @property
-    def rfc_name(self) -> str:
-        """The RFC's spelling, as in ``isMember[confirm]``."""
-        return rfc_name(self)
-
-
-class DataModifier(IntEnum):
-    """RFC 1301 §2.2.2: data(0) carries user data; eow(1) also ends the sender's window for
-    this heartbeat; eom(2) also ends the message and surrenders the token (it implies eow)."""
-
-    DATA = 0
-    EOW = 1
-    EOM = 2
-
-
-class NakModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.2.6: request(0) asks for retransmissions; deny(1) says the producer
-    can no longer retransmit (some of) them."""
-
-    REQUEST = 0
-    DENY = 1
-
-
-class EmptyModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.2.3: dally(0) keeps synchronisation without data; cancel(1) gives
-    an unneeded token back; hibernate(2) is the idle master's slow keep-alive."""
-
-    DALLY = 0
-    CANCEL = 1
-    HIBERNATE = 2
-
-
-class JoinModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.1: request(0) to the unknown TSAP; the master's confirm(1) or
-    deny(2), unicast to the requester."""
-
-    REQUEST = 0
-    CONFIRM = 1
-    DENY = 2
-
-
-class QuitModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.3: request(0) and confirm(1). The RFC defines no quit[deny]."""
-
-    REQUEST = 0
-    CONFIRM = 1
-
-
-class TokenModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.2.1: request(0) to the master; the master's grant, confirm(1)."""
-
-    REQUEST = 0
-    CONFIRM = 1
-
-
-class IsMemberModifier(IntEnum):
-    """RFC 1301 §2.2.2, §3.4.3: request(0) asks whether a TSAP is a member; confirm(1) and
-    deny(2) answer it."""
-
-    REQUEST = 0
-    CONFIRM = 1
-    DENY = 2
-
-
-Modifier: TypeAlias = (
-    DataModifier
-    | NakModifier
-    | EmptyModifier
-    | JoinModifier
-    | QuitModifier
-    | TokenModifier
-    | IsMemberModifier
+from mtp.codes import (
+    _CREDIBILITY,
+    _HEADER,
+    _JOIN,
+    _NAK_ENTRY,
+    _STATUS_BITS,
+    _STATUS_MASK,
+    _TSAP,
+    CREDIBILITY_SIZE,
+    HEADER_SIZE,
+    JOIN_DATA_SIZE,
+    MAX_DATA_PART,
+    MAX_DATAGRAM,
+    MAX_NAK_ENTRIES,
+    MAX_TSAPS,
+    MODIFIERS,
+    MTP_HOST_GROUP,
+    MTP_IP_PROTOCOL,
+    MTP_VERSION,
+    NAK_ENTRY_SIZE,
+    STATUS_COUNT,
+    TSAP_SIZE,
+    UNKNOWN_CONNECTION_ID,
+    DataModifier,
+    EmptyModifier,
+    IsMemberModifier,
+    JoinModifier,
+    MemberClass,
+    MessageStatus,
+    Modifier,
+    MtpDecodeError,
+    NakModifier,
+    PacketType,
+    QuitModifier,
+    TokenModifier,
+    TransportClass,
+    TransportType,
+    _check_enum,
+    _check_uint,
+    _choices,
+    _lookup,
+    kind_name,
+    rfc_name,
 )
 
-# RFC 1301 §2.2.2: "The modifiers are valid only in the context of the type."
-MODIFIERS: Mapping[PacketType, type[Modifier]] = MappingProxyType(
-    {
-        PacketType.DATA: DataModifier,
-        PacketType.NAK: NakModifier,
-        PacketType.EMPTY: EmptyModifier,
-        PacketType.JOIN: JoinModifier,
-        PacketType.QUIT: QuitModifier,
-        PacketType.TOKEN: TokenModifier,
-        PacketType.IS_MEMBER: IsMemberModifier,
-    }
-)
-
-
-class MessageStatus(IntEnum):
-    """RFC 1301 §2.2.6: one element of the acceptance record's status vector. The 2-bit value 3
-    is undefined ("There are no undefined fields", §2.2) and is refused on decode."""
-
-    ACCEPTED = 0
-    PENDING = 1
-    REJECTED = 2
-
-
-class MemberClass(IntEnum):
-    """RFC 1301 §3.1.1: the joining process's intentions; each a superset of the next."""
-
-    MASTER = 0
-    PRODUCER = 1
-    CONSUMER = 2
-
-
-class TransportClass(IntEnum):
-    """RFC 1301 §3.1.1: reliable(0) generates and processes naks; unreliable(1) is best
-    effort."""
-
-    RELIABLE = 0
-    UNRELIABLE = 1
-
-
-class TransportType(IntEnum):
-    """RFC 1301 §3.1.1: NxN(0) admits many producers; 1xN(1) one producer fixed a priori."""
-
-    N_X_N = 0
-    ONE_X_N = 1
-
-
-# The constants whose RFC spelling is not their lower-cased Python name. Keyed by class and name:
-# IntEnum members of different classes with equal values are equal dictionary keys.
-_RFC_SPELLINGS: Mapping[tuple[type[IntEnum], str], str] = MappingProxyType(
-    {
-        (PacketType, "IS_MEMBER"): "isMember",
-        (TransportType, "N_X_N"): "NxN",
-        (TransportType, "ONE_X_N"): "1xN",
-    }
-)
-
-
-class MtpDecodeError(ValueError):
-    """A datagram that is not a valid MTP packet; the message says what is wrong and where."""
-
-
-def kind_name(packet_type: PacketType, modifier: Modifier) -> str:
-    """The RFC's ``type[modifier]`` notation (§2.2.2), e.g. ``isMember[confirm]``."""
-    return f"{rfc_name(packet_type)}[{rfc_name(modifier)}]"
-
-
-def _check_uint(name: str, value: int, bits: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value < 1 << bits:
-        raise ValueError(f"{name} {value} does not fit in {bits} bits")
-
-
-_E = TypeVar("_E", bound=IntEnum)
-
-
-def _check_enum(name: str, value: object, enum: type[IntEnum]) -> None:
-    # Strict: a plain int or another enum with the same value would be a silent mix-up (every
-    # modifier enum has a member 1).
-    if not isinstance(value, enum):
-        raise TypeError(f"{name} must be a {enum.__name__}, not {value!r}")
-
-
-def rfc_name(member: IntEnum) -> str:
-    """How RFC 1301 spells a wire constant: ``isMember``, ``NxN``, ``eom``, ``pending``."""
-    return _RFC_SPELLINGS.get((type(member), member.name), member.name.lower())
-
-
-def _choices(enum: type[IntEnum]) -> str:
-    return ", ".join(f"{rfc_name(member)}({member.value})" for member in enum)
-
-
-def _lookup(enum: type[_E], value: int, what: str, section: str) -> _E:
-    """``enum(value)``, or an MtpDecodeError naming the defined values."""
-    try:
-        return enum(value)
-    except ValueError:
-        raise MtpDecodeError(
-            f"{what} {value} is undefined; RFC 1301 {section} defines {_choices(enum)}"
-        ) from None
-
+# The names of mtp.codes are this module's too (it was one module).
+__all__ = [
+    "CREDIBILITY_SIZE",
+    "HEADER_SIZE",
+    "JOIN_DATA_SIZE",
+    "MAX_DATAGRAM",
+    "MAX_DATA_PART",
+    "MAX_NAK_ENTRIES",
+    "MAX_TSAPS",
+    "MODIFIERS",
+    "MTP_HOST_GROUP",
+    "MTP_IP_PROTOCOL",
+    "MTP_VERSION",
+    "NAK_ENTRY_SIZE",
+    "STATUS_COUNT",
+    "TSAP_SIZE",
+    "UNKNOWN_CONNECTION_ID",
+    "AcceptanceRecord",
+    "DataModifier",
+    "EmptyModifier",
+    "IsMemberModifier",
+    "JoinData",
+    "JoinModifier",
+    "MemberClass",
+    "MemberConfirm",
+    "MessageStatus",
+    "Modifier",
+    "MtpDecodeError",
+    "MtpHeader",
+    "MtpPacket",
+    "NakList",
+    "NakModifier",
+    "PacketId",
+    "PacketType",
+    "QuitModifier",
+    "TokenModifier",
+    "TransportClass",
+    "TransportType",
+    "Tsap",
+    "TsapList",
+    "body_class",
+    "decode",
+    "encode",
+    "kind_name",
+    "rfc_name",
+]
 
 # --- the acceptance record (RFC 1301 §2.2.6, Figure 2) -------------------------------------------
 
@@ -713,15 +590,44 @@ def decode(data: bytes | bytearray | memoryview) -> MtpPacket:
             f"MTP version {version}; this is version {MTP_VERSION} (RFC 1301 §2.2.1)"
         )
     packet_type = _lookup(PacketType, type_value, "packet type", "§2.2.2")
+    modifier = _decode_modifier(packet_type, modifier_value)
+    statuses = _decode_statuses(word)
+    try:
+        header = MtpHeader(
+            packet_type=packet_type,
+            modifier=modifier,
+            source=source,
+            destination=destination,
+            heartbeat=heartbeat,
+            window=window,
+            retention=retention,
+            acceptance=AcceptanceRecord(word >> 24, statuses, message_seq, packet_seq),
+            subchannel=subchannel,
+        )
+        body = _decode_body(header, view[HEADER_SIZE:])
+        return MtpPacket(header, body)
+    except MtpDecodeError:
+        raise
+    except ValueError as exc:
+        # The records enforce the RFC's rules; decoding reports their verdict in its own type.
+        raise MtpDecodeError(str(exc)) from None
+
+
+def _decode_modifier(packet_type: PacketType, value: int) -> Modifier:
+    """RFC 1301 §2.2.2: the modifiers are valid only in the context of the type."""
     modifiers = MODIFIERS[packet_type]
     try:
-        modifier = modifiers(modifier_value)
+        return modifiers(value)
     except ValueError:
         raise MtpDecodeError(
-            f"modifier {modifier_value} is undefined for packet type "
+            f"modifier {value} is undefined for packet type "
             f"{packet_type.rfc_name}({packet_type.value}); RFC 1301 §2.2.2 defines "
             f"{_choices(modifiers)}"
         ) from None
+
+
+def _decode_statuses(word: int) -> tuple[MessageStatus, ...]:
+    """The 12 two-bit statuses of an acceptance record's second word (§2.2.6, Figure 2)."""
     statuses = []
     for index in range(STATUS_COUNT):
         value = word >> (22 - _STATUS_BITS * index) & _STATUS_MASK
@@ -732,25 +638,7 @@ def decode(data: bytes | bytearray | memoryview) -> MtpPacket:
                 f"defines {_choices(MessageStatus)}"
             )
         statuses.append(MessageStatus(value))
-    try:
-        header = MtpHeader(
-            packet_type=packet_type,
-            modifier=modifier,
-            source=source,
-            destination=destination,
-            heartbeat=heartbeat,
-            window=window,
-            retention=retention,
-            acceptance=AcceptanceRecord(word >> 24, tuple(statuses), message_seq, packet_seq),
-            subchannel=subchannel,
-        )
-        body = _decode_body(header, view[HEADER_SIZE:])
-        return MtpPacket(header, body)
-    except MtpDecodeError:
-        raise
-    except ValueError as exc:
-        # The records enforce the RFC's rules; decoding reports their verdict in its own type.
-        raise MtpDecodeError(str(exc)) from None
+    return tuple(statuses)
 
 
 def _decode_body(header: MtpHeader, rest: memoryview) -> Body:

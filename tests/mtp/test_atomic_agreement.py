@@ -35,7 +35,7 @@ shows every M_i is a prefix of that sequence).
 * I1: every status a member's book holds is the master's (a member accepts or rejects only what
   the master did); no member delivers under a message number the master rejected or has not
   accepted; order keys strictly increase within a segment; no segment delivers a payload twice,
-  but for the documented exception of ``MtpCore._rejoin`` ("its fate is unknown to us: sent
+  but for the documented exception of ``MtpCore.rejoin`` ("its fate is unknown to us: sent
   again; the board ignores an op it has"): a producer that rejoins sends again the payloads of
   its message whose fate it did not learn, so that message's payloads may arrive a second time
   in a message numbered after the producer's new join point.
@@ -309,7 +309,7 @@ class AgreementLog:
 
     def _check_duplicates(self, segment: Segment) -> list[str]:
         """No payload twice in one segment, but for the documented re-send of a rejoining
-        producer (``MtpCore._rejoin``): allowed only if its origin was confirmed into the web
+        producer (``MtpCore.rejoin``): allowed only if its origin was confirmed into the web
         again between the two messages that carried it."""
         first: dict[bytes, int] = {}
         problems: list[str] = []

@@ -177,7 +177,7 @@ def test_s2_2_6_the_master_never_grants_m_while_m_minus_12_is_pending() -> None:
     (grant,) = _confirms_to(master, members[12], mark)
     assert grant.packet.header.acceptance.message_seq == 12
     assert set(_vector(grant)) == {ACCEPTED}  # 11 .. 0, all decided
-    # Our choice (core._may_shift_out): a decided status stays in the vector for a heartbeat,
+    # Our choice (MasterRole.may_shift_out): a decided status stays in the vector for a heartbeat,
     # and one of our heartbeats carries it before it is shifted out.
     assert grant.at >= 2.55 + 0.2
     told = [

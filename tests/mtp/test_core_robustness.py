@@ -23,18 +23,16 @@ from hypothesis import strategies as st
 from coreapi.seqnum import to_wire
 from mtp.core import (
     AHEAD,
-    MAX_ADDRESSES,
     MAX_CACHE,
-    MAX_HELD_NAKS,
-    MAX_INCOMING,
-    MAX_INCOMING_BYTES,
-    MAX_NAK_ENTRIES_OUT,
-    MAX_RETX,
     MtpCore,
     Phase,
 )
+from mtp.link import MAX_ADDRESSES
 from mtp.master import MAX_MEMBERS
 from mtp.messages import MAX_PACKETS_PER_MESSAGE
+from mtp.receiver import MAX_INCOMING, MAX_INCOMING_BYTES
+from mtp.sender import MAX_NAK_ENTRIES_OUT, MAX_RETX
+from mtp.vouching import MAX_HELD_NAKS
 from mtp.wire import (
     MAX_NAK_ENTRIES,
     STATUS_COUNT,
@@ -193,23 +191,24 @@ def build(setup: str) -> Node:
 
 
 def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
-    """Each internal table's size and its cap (mtp/core.py, mtp/master.py)."""
-    held = max((len(entries) for entries in core._held_naks.values()), default=0)
+    """Each internal table's size and its cap (mtp/core.py, mtp/master_role.py, mtp/web.py)."""
+    held = max((len(entries) for entries in core.web.held_naks.values()), default=0)
+    role = core._master  # the master's part: only the master has one (mtp/master_role.py)
     return {
-        "_incoming": (len(core._incoming), MAX_INCOMING),
-        "_incoming_bytes": (core._incoming_bytes, MAX_INCOMING_BYTES),
-        "_addresses": (len(core._addresses), MAX_ADDRESSES),
-        "_members": (len(core._members), MAX_MEMBERS),
-        "_join_waiting": (len(core._join_waiting), MAX_MEMBERS),
-        "_held_naks": (len(core._held_naks), MAX_HELD_NAKS),
+        "_incoming": (len(core._receiver.incoming), MAX_INCOMING),
+        "_incoming_bytes": (core._receiver.incoming_bytes, MAX_INCOMING_BYTES),
+        "_addresses": (len(core._link.addresses), MAX_ADDRESSES),
+        "_members": (len(core.web.members), MAX_MEMBERS),
+        "_join_waiting": (len(role.join_waiting) if role else 0, MAX_MEMBERS),
+        "_held_naks": (len(core.web.held_naks), MAX_HELD_NAKS),
         "one requester's held naks": (held, 4 * MAX_NAK_ENTRIES_OUT + MAX_NAK_ENTRIES),
-        "_members_cache": (len(core._members_cache), MAX_CACHE),
-        "_asked": (len(core._asked), MAX_CACHE),
+        "_members_cache": (len(core._vouching.members_cache), MAX_CACHE),
+        "_asked": (len(core.web.asked), MAX_CACHE),
         "_seen": (len(core._seen), MAX_CACHE),
-        "_banished": (len(core._banished), MAX_CACHE),
-        "_retx": (len(core._retx), MAX_RETX),
-        "_grants": (len(core._grants), STATUS_COUNT),
-        "_repair_cache": (len(core._repair_cache), core._p.repair_cache),
+        "_banished": (len(core._vouching.banished), MAX_CACHE),
+        "_retx": (len(core._sender.flight.retx), MAX_RETX),
+        "_grants": (len(core.grants), STATUS_COUNT),
+        "_repair_cache": (len(role.repair_cache) if role else 0, core._p.repair_cache),
     }
 
 
@@ -217,8 +216,8 @@ def assert_bounded(core: MtpCore) -> None:
     over = {name: size for name, size in bounds(core).items() if size[0] > size[1]}
     assert not over, f"(size, cap) over the cap: {over}"
     # The byte count is the sum of what the held fragments hold (else the cap means nothing).
-    held = sum(message.size for message in core._incoming.values())
-    assert core._incoming_bytes == held, (core._incoming_bytes, held)
+    held = sum(message.size for message in core._receiver.incoming.values())
+    assert core._receiver.incoming_bytes == held, (core._receiver.incoming_bytes, held)
 
 
 class Driven:
@@ -504,12 +503,14 @@ def test_data_for_many_messages_from_many_producers_fills_at_most_the_byte_cap()
         core.datagrams_to_send(0.5)
     counters = core.counters()
     print(
-        f"\n{sent} data packets of {UNIT} bytes: {len(core._incoming)} messages and "
-        f"{core._incoming_bytes} bytes held; {counters['malformed_dropped']} dropped"
+        f"\n{sent} data packets of {UNIT} bytes: {len(core._receiver.incoming)} messages and "
+        f"{core._receiver.incoming_bytes} bytes held; {counters['malformed_dropped']} dropped"
     )
     assert_bounded(core)
-    assert core._incoming_bytes > MAX_INCOMING_BYTES - UNIT  # the cap was reached...
-    assert counters["malformed_dropped"] == sent - core._incoming_bytes // UNIT  # ...then counted
+    assert core._receiver.incoming_bytes > MAX_INCOMING_BYTES - UNIT  # the cap was reached...
+    assert (
+        counters["malformed_dropped"] == sent - core._receiver.incoming_bytes // UNIT
+    )  # ...then counted
     driven.timer(0.6)  # the naks and the rejoin that follow are bounded too
 
 
@@ -524,7 +525,7 @@ def test_more_messages_than_max_incoming_are_dropped_and_counted() -> None:
         core.receive_datagram(raw, addr_of(P2), 0.5)
     core.datagrams_to_send(0.5)
     assert_bounded(core)
-    assert len(core._incoming) == MAX_INCOMING
+    assert len(core._receiver.incoming) == MAX_INCOMING
     assert core.counters()["out_of_range_dropped"] == MAX_INCOMING
 
 
@@ -544,14 +545,14 @@ def test_naks_from_thousands_of_unknown_members_hold_at_most_max_held_naks() -> 
         out.extend(decode(raw).name for raw, _ in core.datagrams_to_send(0.05))
     asks = core.counters()["ismember_requests_sent"] - asked
     print(
-        f"\n2000 naks from strangers: {len(core._held_naks)} requesters held, "
-        f"{len(core._asked)} being asked about, {asks} isMember[request]s sent"
+        f"\n2000 naks from strangers: {len(core.web.held_naks)} requesters held, "
+        f"{len(core.web.asked)} being asked about, {asks} isMember[request]s sent"
     )
     # Nothing is served to a stranger: it is only asked about (§3.4.3).
     assert set(out) <= {"isMember[request]"}, set(out)
     assert core.counters()["retransmissions"] == 0
-    assert len(core._held_naks) <= MAX_HELD_NAKS, (
-        f"{len(core._held_naks)} requesters held (cap {MAX_HELD_NAKS})"
+    assert len(core.web.held_naks) <= MAX_HELD_NAKS, (
+        f"{len(core.web.held_naks)} requesters held (cap {MAX_HELD_NAKS})"
     )
     assert_bounded(core)
 
@@ -568,7 +569,7 @@ def test_is_member_answers_for_thousands_of_members_keep_the_cache_bounded() -> 
         )
         core.receive_datagram(encode(confirm), addr_of(MASTER), 0.05)
     core.datagrams_to_send(0.05)
-    assert 0 < len(core._members_cache) <= MAX_CACHE
+    assert 0 < len(core._vouching.members_cache) <= MAX_CACHE
     assert_bounded(core)
 
 
@@ -587,7 +588,7 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     core.datagrams_to_send(now)
     banished = core.counters()["banishments_sent"]
     assert banished == MAX_ADDRESSES + 500, banished
-    assert len(core._banished) <= MAX_CACHE
+    assert len(core._vouching.banished) <= MAX_CACHE
     for i in range(MAX_MEMBERS + 100):
         joiner = 0x40000 + i
         core.receive_datagram(encode(join_request(joiner)), addr_of(joiner), now)
@@ -595,13 +596,13 @@ def test_thousands_of_strangers_and_joiners_keep_the_masters_tables_within_their
     counters = core.counters()
     print(
         f"\n{MAX_ADDRESSES + 500} strangers and {MAX_MEMBERS + 100} joiners: "
-        f"{len(core._members)} members, {counters['joins_denied']} joins denied, "
-        f"{len(core._addresses)} addresses, {len(core._banished)} banished remembered"
+        f"{len(core.web.members)} members, {counters['joins_denied']} joins denied, "
+        f"{len(core._link.addresses)} addresses, {len(core._vouching.banished)} banished remembered"
     )
-    assert len(core._members) == MAX_MEMBERS
+    assert len(core.web.members) == MAX_MEMBERS
     assert counters["joins_denied"] == 100
-    assert len(core._addresses) <= MAX_ADDRESSES, (
-        f"{len(core._addresses)} addresses kept (cap {MAX_ADDRESSES})"
+    assert len(core._link.addresses) <= MAX_ADDRESSES, (
+        f"{len(core._link.addresses)} addresses kept (cap {MAX_ADDRESSES})"
     )
     assert_bounded(core)
 
@@ -620,8 +621,8 @@ def test_the_status_book_stays_bounded_over_a_long_web() -> None:
         core.datagrams_to_send(0.05)
     assert core.next_deliver == base + 1999, core.next_deliver  # all but the last decided
     assert core.counters()["delivered"] == 1999
-    assert len(core._book) <= 4 * STATUS_COUNT + STATUS_COUNT, (
-        f"the status book holds {len(core._book)} statuses after 2,000 messages"
+    assert len(core.web.book) <= 4 * STATUS_COUNT + STATUS_COUNT, (
+        f"the status book holds {len(core.web.book)} statuses after 2,000 messages"
     )
 
 
@@ -634,10 +635,10 @@ def test_a_data_packet_over_1400_bytes_of_client_data_is_dropped_and_counted() -
     node = _consumer_ready()
     node.receive(data(P2, 5, 0, bytes(UNIT + 1)), 0.05)
     assert node.counter("malformed_dropped") == 1
-    assert 5 not in node.core._incoming and node.core._incoming_bytes == 0
+    assert 5 not in node.core._receiver.incoming and node.core._receiver.incoming_bytes == 0
     node.receive(data(P2, 5, 0, bytes(UNIT)), 0.06)  # exactly the unit: taken
     assert node.counter("malformed_dropped") == 1
-    assert node.core._incoming[5].packets == {0: bytes(UNIT)}
+    assert node.core._receiver.incoming[5].packets == {0: bytes(UNIT)}
 
 
 def test_a_data_packet_for_a_message_far_ahead_of_the_web_is_dropped_as_out_of_range() -> None:
@@ -649,9 +650,9 @@ def test_a_data_packet_for_a_message_far_ahead_of_the_web_is_dropped_as_out_of_r
     node.receive(data(P2, view + AHEAD, 0, batch(b"far")), 0.05)
     node.receive(data(P2, view + 1000, 0, batch(b"farther")), 0.06)
     assert node.counter("out_of_range_dropped") == 2
-    assert core._incoming == {} and core.next_grant == view
+    assert core._receiver.incoming == {} and core.next_grant == view
     node.receive(data(P2, view + AHEAD - 1, 0, batch(b"near")), 0.07)  # the last in range
-    assert list(core._incoming) == [view + AHEAD - 1]
+    assert list(core._receiver.incoming) == [view + AHEAD - 1]
 
 
 def test_the_master_drops_data_for_a_message_it_has_not_granted() -> None:
@@ -662,7 +663,7 @@ def test_the_master_drops_data_for_a_message_it_has_not_granted() -> None:
     ahead = core.next_grant
     node.receive(data(P1, ahead, 0, batch(b"ungranted"), DataModifier.EOM, core.web_id), 3.0)
     assert node.counter("out_of_range_dropped") == 1
-    assert ahead not in core._incoming and core.status(ahead) is None
+    assert ahead not in core._receiver.incoming and core.status(ahead) is None
 
 
 def test_a_second_producer_claiming_a_message_number_is_ignored() -> None:
@@ -672,7 +673,7 @@ def test_a_second_producer_claiming_a_message_number_is_ignored() -> None:
     node.receive(data(P2, 5, 0, batch(b"P2's")[:10]), 0.05)
     node.receive(data(P3, 5, 1, b"P3 forged the end", DataModifier.EOM), 0.06)
     assert node.counter("malformed_dropped") == 1
-    message = node.core._incoming[5]
+    message = node.core._receiver.incoming[5]
     assert message.source == P2 and message.last is None and set(message.packets) == {0}
     node.receive(data(P2, 5, 1, batch(b"P2's")[10:], DataModifier.EOM), 0.07)
     node.receive(empty(MASTER, 6, EmptyModifier.DALLY, statuses={5: MessageStatus.ACCEPTED}), 0.08)
@@ -703,7 +704,7 @@ def test_a_packet_numbered_past_data_eom_is_dropped() -> None:
     node.receive(data(P2, 5, 2, b"past the end"), 0.06)
     node.receive(data(P2, 5, 7, b"far past the end", DataModifier.EOM), 0.07)
     assert node.counter("malformed_dropped") == 2
-    message = node.core._incoming[5]
+    message = node.core._receiver.incoming[5]
     assert message.last == 1 and set(message.packets) == {1}
     node.receive(data(P2, 5, 0, first), 0.08)
     node.receive(empty(MASTER, 6, EmptyModifier.DALLY, statuses={5: MessageStatus.ACCEPTED}), 0.09)
@@ -713,7 +714,7 @@ def test_a_packet_numbered_past_data_eom_is_dropped() -> None:
     later.receive(data(P2, 5, 3, b"packet 3"), 0.05)
     later.receive(data(P2, 5, 1, b"an end below packet 3", DataModifier.EOM), 0.06)
     assert later.counter("malformed_dropped") == 1
-    assert later.core._incoming[5].last is None
+    assert later.core._receiver.incoming[5].last is None
 
 
 def test_a_packet_number_past_the_per_message_limit_is_dropped() -> None:
@@ -722,7 +723,9 @@ def test_a_packet_number_past_the_per_message_limit_is_dropped() -> None:
     node = _consumer_ready()
     node.receive(data(P2, 5, MAX_PACKETS_PER_MESSAGE, b"too far"), 0.05)
     assert node.counter("malformed_dropped") == 1
-    assert node.core._incoming.get(5) is None or not node.core._incoming[5].packets
+    assert (
+        node.core._receiver.incoming.get(5) is None or not node.core._receiver.incoming[5].packets
+    )
 
 
 def test_duplicates_are_dropped_and_counted_not_held_twice() -> None:
@@ -732,7 +735,7 @@ def test_duplicates_are_dropped_and_counted_not_held_twice() -> None:
     for i in range(5):
         node.receive(packet, 0.05 + i / 100)
     assert node.counter("duplicates_dropped") == 4
-    assert node.core._incoming_bytes == 700
+    assert node.core._receiver.incoming_bytes == 700
 
 
 def test_bytes_that_do_not_decode_are_counted_in_every_phase() -> None:
@@ -764,5 +767,5 @@ def test_a_data_packet_that_makes_a_member_rejoin_leaves_no_fragment_behind() ->
         driven.packet(packet)
     assert core.phase is Phase.JOINING, core.phase
     assert core.counters()["rejoins"] == 1
-    assert not core._incoming, sorted(core._incoming)
+    assert not core._receiver.incoming, sorted(core._receiver.incoming)
     driven.timer(driven.now + 0.05)  # asserts the timer moved past now

@@ -126,7 +126,7 @@ def test_s3_2_1_a_consumer_never_asks_for_a_token_and_is_never_granted_one() -> 
 
 
 def test_s3_2_1_a_producer_asks_for_its_next_token_only_once_its_message_is_decided() -> None:
-    # Our choice (core._want_token): one undecided message at a time keeps our payloads in
+    # Our choice (Sender.want_token): one undecided message at a time keeps our payloads in
     # order even if one is rejected and sent again.
     node = joined_member(P1)
     node.send(b"first", 0.05)

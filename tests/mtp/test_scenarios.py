@@ -333,7 +333,7 @@ def test_a_producer_crashed_mid_message_is_removed_and_its_half_sent_strokes_nev
     for index in survivors:
         core = core_of(session, index)
         assert core.status(number) is MessageStatus.REJECTED, (index, core.status(number))
-        assert number not in core._incoming, f"peer {index} still holds the fragment"
+        assert number not in core._receiver.incoming, f"peer {index} still holds the fragment"
     ids = [decode_op(p).id for p in half_sent]
     leaked = [(i, op) for i in survivors for op in ids if op in session.peers[i].replica.board]
     assert not leaked, f"half-sent strokes delivered: {leaked[:3]}"
@@ -411,7 +411,10 @@ def test_a_master_quitting_while_a_token_is_out_closes_the_web_only_after_its_me
     (number,) = set(data_from(recorder, 1, mark))
     sizes = {p.index: len(p.replica.board) for p in session.peers}
     held = {
-        i: (core.status(number), number in core._incoming and core._incoming[number].complete)
+        i: (
+            core.status(number),
+            number in core._receiver.incoming and core._receiver.incoming[number].complete,
+        )
         for i, core in enumerate(cores)
     }
     assert all(size == 300 for size in sizes.values()), (

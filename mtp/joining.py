@@ -1,0 +1,169 @@
+"""Joining a web (RFC 1301 §3.1, §3.1.1, §3.1.2; TR 90-1141 §3.4): the join[request]s a
+member sends until a master answers (and a new master's probes for a web already there), the
+reading of a join[deny], and taking up a join[confirm]: a new ``Web`` at the message s it
+names. The phase it then enters is the core's to change (``JoiningHost.joined``)."""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from coreapi import Address
+from mtp.link import TRANSPORT_TYPES, Link, Phase
+from mtp.params import MtpParams
+from mtp.web import Web
+from mtp.wire import (
+    JoinData,
+    JoinModifier,
+    MemberClass,
+    MtpHeader,
+    MtpPacket,
+    PacketType,
+    TransportClass,
+    TransportType,
+)
+
+_TYPE_NAMES = {TransportType.N_X_N: "NxN", TransportType.ONE_X_N: "1xN"}
+
+
+def join_request(p: MtpParams, member_class: MemberClass, member_id: int) -> MtpPacket:
+    """§3.1.1: join[request] to the web's NSAP (destination unknown, 0), with the class, the
+    transport we need, and our own parameters (the values we would run)."""
+    body = JoinData(
+        member_class,
+        TransportClass.RELIABLE,
+        TRANSPORT_TYPES[p.transport_type],
+        p.min_throughput,
+        p.max_data_unit,
+    )
+    header = MtpHeader(
+        PacketType.JOIN,
+        JoinModifier.REQUEST,
+        member_id,
+        0,
+        round(p.heartbeat * 1000),
+        p.window,
+        p.retention,
+    )
+    return MtpPacket(header, body)
+
+
+def deny_reason(p: MtpParams, member_class: MemberClass, web: JoinData) -> str:
+    """Why a join[deny] (whose data part carries the web's values, docs/mtp.md) refused
+    what we asked for (§3.1.2)."""
+    if member_class is MemberClass.MASTER:
+        return "the web already has a master"
+    if web.transport_type is not TRANSPORT_TYPES[p.transport_type]:
+        return (
+            f"the web is {_TYPE_NAMES[web.transport_type]}, this member asked for "
+            f"{_TYPE_NAMES[TRANSPORT_TYPES[p.transport_type]]}"
+        )
+    if web.transport_type is TransportType.ONE_X_N and member_class is MemberClass.PRODUCER:
+        return "the web is 1xN: its master is its only producer; join as a consumer"
+    if web.max_data_unit > p.max_data_unit:
+        return (
+            f"the web's data unit is {web.max_data_unit} bytes, above this member's "
+            f"maximum of {p.max_data_unit}"
+        )
+    if web.min_throughput < p.min_throughput:
+        return (
+            f"the web carries at most {web.min_throughput} kB/s, this member needs "
+            f"{p.min_throughput} kB/s"
+        )
+    return "the master admits no one now (its web is full, or it is closing it)"
+
+
+class JoiningHost(Protocol):
+    """What joining needs of the member it is part of (the core)."""
+
+    @property
+    def phase(self) -> Phase: ...
+
+    def abort(self, reason: str) -> None: ...
+
+    def finish(self) -> None: ...
+
+    def joined(self, now: float) -> None:
+        """The web is ours (``link.web``): sync to its board, or be ready (TR §3.4)."""
+        ...
+
+    def report_active(self, member: int) -> None: ...
+
+
+class Joining:
+    def __init__(self, link: Link, host: JoiningHost) -> None:
+        self._link = link
+        self._host = host
+        self.tries = 0  # join[request]s since we last (re)started joining
+        self._reported = False
+        self._probes = 0
+
+    def restart(self) -> None:
+        """A rejoin (§3.2.5) asks again, counting from one."""
+        self.tries = 0
+
+    def probe(self) -> bool:
+        """§3.1: before founding a web, a master asks whether one already answers on this
+        NSAP; True once it has asked probe_count times (it then founds one)."""
+        if self._probes >= self._link.p.probe_count:
+            return True
+        self._probes += 1
+        self.send_request()
+        return False
+
+    def send_request(self) -> None:
+        p = self._link.p
+        self.tries += 1
+        if (
+            self._host.phase is Phase.JOINING
+            and not self._reported
+            and self.tries > p.join_report_after
+        ):
+            self._reported = True
+            self._link.upper.failure(
+                f"no mtp master answers on {p.group} after {self.tries - 1} "
+                "join requests; still trying (start a member with --role master)"
+            )
+        self._link.send(join_request(p, self._link.member_class, self._link.member_id), None)
+
+    def on_answer(self, header: MtpHeader, body: JoinData, addr: Address, now: float) -> None:
+        """join[confirm] or join[deny] addressed to us (§3.1.2)."""
+        link, phase = self._link, self._host.phase
+        if phase is Phase.PROBING:
+            reason = (
+                deny_reason(link.p, link.member_class, body)
+                if header.modifier is JoinModifier.DENY
+                else "it admitted this master as a member"
+            )
+            self._host.abort(
+                f"an mtp web already answers on {link.p.group} (master {header.source:#x}): "
+                f"{reason}. Not founding a second web there."
+            )
+            return
+        if phase is not Phase.JOINING:
+            return  # a retransmitted confirm, or one we no longer wait for
+        if header.modifier is JoinModifier.DENY:
+            reason = deny_reason(link.p, link.member_class, body)
+            link.upper.failure(f"the mtp master {header.source:#x} refused this member: {reason}")
+            self._host.finish()
+            return
+        self._take_confirm(header, body, addr, now)
+
+    def _take_confirm(self, header: MtpHeader, body: JoinData, addr: Address, now: float) -> None:
+        link = self._link
+        number = header.acceptance.message_seq  # provisional numbering until the board
+        link.web = Web(
+            body.multicast_id,
+            header.source,
+            addr,
+            heard_master_at=now,
+            next=number,
+            next_deliver=number,
+            join_number=number,
+        )
+        link.remember(header.source, addr)
+        link.unit = body.max_data_unit or link.unit
+        link.adopt_parameters(header)
+        link.web.book.learn(number, header.acceptance.statuses)
+        link.upper.protocol_event("joined", {"master": header.source, "message": number})
+        self._host.report_active(header.source)
+        self._host.joined(now)

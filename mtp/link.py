@@ -1,0 +1,258 @@
+"""What every part of an MTP member shares for the life of the core: who it is, the upper layer,
+its counters, its outbox, the web it is in now, the address book, and the web's operating
+values (RFC 1301 §3.4: heartbeat, window, retention, data unit) as it runs them.
+
+The parts (``mtp.receiver``, ``mtp.sender``, ``mtp.master``) send through a ``Link`` and read
+the current ``Web`` from it: a rejoin replaces ``link.web``, and every part sees the new one.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from enum import Enum
+from ipaddress import IPv4Address
+
+from coreapi import Address, Outgoing, UpperLayer
+from coreapi.seqnum import to_wire
+from mtp.master import MAX_MEMBERS
+from mtp.params import MtpParams, group_address
+from mtp.web import Web
+from mtp.wire import (
+    AcceptanceRecord,
+    IsMemberModifier,
+    MemberClass,
+    Modifier,
+    MtpHeader,
+    MtpPacket,
+    PacketType,
+    TransportType,
+    Tsap,
+    encode,
+)
+
+MAX_ADDRESSES = 4096
+assert MAX_MEMBERS < MAX_ADDRESSES  # so that a member's address always finds room
+
+COUNTERS = (
+    "sent",
+    "delivered",
+    "datagrams_sent",
+    "datagrams_received",
+    "nacks_sent",
+    "nacked_packets",  # distinct packets this member asked for
+    "nacks_received",
+    "retransmissions",
+    "duplicates_dropped",
+    "malformed_dropped",
+    "late_delivered",
+    "foreign_dropped",  # another web's packets, or packets not for us
+    "out_of_range_dropped",  # §2.2.6's range check
+    "tokens_requested",
+    "tokens_granted",
+    "token_confirms_resent",
+    "duplicate_confirms",  # a token[confirm] for a message already ours: a nak (§3.2.1)
+    "cancels_sent",
+    "messages_sent",
+    "messages_accepted",
+    "messages_rejected",
+    "payloads_requeued",  # ours, in a rejected message, sent again under a new token
+    "dallies_sent",
+    "nak_denies_sent",
+    "nak_denies_received",
+    "relays",  # the master repairing a message whose producer cannot (extension)
+    "ismember_requests_sent",
+    "members_removed",
+    "banishments_sent",
+    "joins_confirmed",
+    "joins_denied",
+    "rejoins",
+    "status_conflicts",
+    "hibernations",
+    "parameter_changes",
+)
+
+TRANSPORT_TYPES = {"nxn": TransportType.N_X_N, "1xn": TransportType.ONE_X_N}
+
+
+class Phase(Enum):
+    NEW = "new"
+    PROBING = "probing"  # §3.1: a would-be master asking whether a web already answers
+    JOINING = "joining"  # §3.1.1: join[request]s out, no answer yet
+    SYNCING = "syncing"  # TR §3.4: joined at message s, waiting for the board state
+    READY = "ready"
+    LEAVING = "leaving"  # sending what is queued, then serving naks for retention heartbeats
+    QUITTING = "quitting"  # §3.3: quit[request]s out
+    FINISHED = "finished"
+
+
+_CLASSES = {
+    "master": MemberClass.MASTER,
+    "producer": MemberClass.PRODUCER,
+    "consumer": MemberClass.CONSUMER,
+}
+
+
+class Link:
+    def __init__(
+        self, member_id: int, upper: UpperLayer, rng: random.Random, params: MtpParams
+    ) -> None:
+        self.member_id = member_id
+        self.upper = upper
+        self.rng = rng
+        self.p = params
+        self.member_class = _CLASSES[params.role]
+        self.is_master = params.role == "master"
+        self.group_ip, self.group_port = group_address(params.group)
+        # The web's operating values (§3.4): ours until a master tells us its own.
+        self.heartbeat = params.heartbeat
+        self.window = params.window
+        self.retention = params.retention
+        self.unit = params.max_data_unit
+        self.outbox: list[Outgoing] = []
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.web = Web()
+        self.addresses: dict[int, Address] = {}
+        # The (heartbeat ms, window, retention) sets the web ran lately (§3.4.1): a packet
+        # carrying one of them is a member that has not heard of a change, not a suggestion.
+        self.values_run: deque[tuple[int, int, int]] = deque([self.wire_parameters()], maxlen=16)
+
+    # -- the address book ----------------------------------------------------------------
+
+    def remember(self, source: int, addr: Address) -> None:
+        if source in self.addresses or len(self.addresses) < MAX_ADDRESSES:
+            self.addresses[source] = addr
+        elif source in self.web.members:
+            self._forget_a_stranger()
+            self.addresses[source] = addr
+
+    def _forget_a_stranger(self) -> None:
+        """Make room in the full address book: the oldest address that is not a member's goes
+        (members are at most MAX_MEMBERS < MAX_ADDRESSES, so one always can)."""
+        for ident in self.addresses:
+            if ident not in self.web.members and ident != self.web.master_id:
+                del self.addresses[ident]
+                return
+
+    def tsap(self, ident: int, addr: Address | None) -> Tsap:
+        """A member's TSAP (§2.3.2): its unicast address if we know it. Our own is not known
+        to a sans-I/O core; receivers match TSAPs by connection id (docs/mtp.md)."""
+        if addr is None:
+            addr = self.addresses.get(ident)
+        host, port = ("0.0.0.0", self.group_port) if addr is None else addr
+        try:
+            address = IPv4Address(host)
+        except ValueError:
+            address = IPv4Address(0)
+        return Tsap(address, port or self.group_port, ident)
+
+    def own_tsap(self) -> Tsap:
+        return self.tsap(self.member_id, None)
+
+    # -- the web's operating values (§3.4.1) ----------------------------------------------
+
+    def check_bounds(self, heartbeat: float, window: int, retention: int) -> None:
+        p = self.p
+        if not p.heartbeat_min - 1e-9 <= heartbeat <= p.heartbeat_max + 1e-9:
+            raise ValueError(
+                f"heartbeat {heartbeat} s is outside {p.heartbeat_min}..{p.heartbeat_max}"
+            )
+        if not p.window_min <= window <= p.window_max:
+            raise ValueError(f"window {window} is outside {p.window_min}..{p.window_max}")
+        if not p.retention_min <= retention <= p.retention_max:
+            raise ValueError(
+                f"retention {retention} is outside {p.retention_min}..{p.retention_max}"
+            )
+
+    def set_parameters(self, heartbeat: float, window: int, retention: int) -> None:
+        if (heartbeat, window, retention) == (self.heartbeat, self.window, self.retention):
+            return
+        self.heartbeat, self.window, self.retention = heartbeat, window, retention
+        self.values_run.append(self.wire_parameters())
+        self.counters["parameter_changes"] += 1
+        self.upper.protocol_event(
+            "parameters_changed",
+            {"heartbeat_ms": round(heartbeat * 1000), "window": window, "retention": retention},
+        )
+
+    def adopt_parameters(self, header: MtpHeader) -> None:
+        """Every packet carries the web's current values (§2.2.7-§2.2.9); members run the
+        master's (sanity-checked: a value outside the wire's sane range is ignored)."""
+        heartbeat = header.heartbeat / 1000.0
+        if not (
+            0.005 <= heartbeat <= 60.0
+            and 1 <= header.window <= 1024
+            and 1 <= header.retention <= 255
+        ):
+            return
+        if round(heartbeat * 1000) == round(self.heartbeat * 1000):
+            heartbeat = self.heartbeat
+        self.set_parameters(heartbeat, header.window, header.retention)
+
+    def wire_parameters(self) -> tuple[int, int, int]:
+        return round(self.heartbeat * 1000), self.window, self.retention
+
+    def send_is_member_request(self, ask: int, addr: Address, target: int) -> None:
+        """§3.4.3: ask ``ask`` (the master, or a token holder itself) whether ``target`` is a
+        member of the web."""
+        self.counters["ismember_requests_sent"] += 1
+        self.send(
+            self.control(
+                PacketType.IS_MEMBER, IsMemberModifier.REQUEST, ask, self.tsap(target, None)
+            ),
+            addr,
+        )
+
+    # -- packets out ----------------------------------------------------------------------
+
+    def control(
+        self,
+        kind: PacketType,
+        modifier: Modifier,
+        destination: int,
+        body: object,
+        number: int | None = None,
+        packet_seq: int = 0,
+    ) -> MtpPacket:
+        """A control packet: sync 0, our view of the next message number (or ``number``) and
+        the statuses before it (§2.2.6)."""
+        if number is None:
+            number = self.web.next
+        header = MtpHeader(
+            kind,
+            modifier,
+            self.member_id,
+            destination,
+            *self.wire_parameters(),
+            acceptance=AcceptanceRecord(
+                0, self.web.book.vector(number), to_wire(number), packet_seq
+            ),
+        )
+        return MtpPacket(header, body)  # type: ignore[arg-type]
+
+    def send(
+        self,
+        packet: MtpPacket,
+        to: Address | None,
+        parameters: tuple[float, int, int] | None = None,
+    ) -> None:
+        """Queue ``packet`` for ``to`` (None: the web's multicast group), with ``parameters``
+        in place of ours when they are a suggestion to the master (§3.4.1)."""
+        if parameters is not None:
+            h = packet.header
+            packet = MtpPacket(
+                MtpHeader(
+                    h.packet_type,
+                    h.modifier,
+                    h.source,
+                    h.destination,
+                    round(parameters[0] * 1000),
+                    parameters[1],
+                    parameters[2],
+                    h.acceptance,
+                    h.subchannel,
+                ),
+                packet.body,
+            )
+        self.outbox.append((encode(packet), to))
+        self.counters["datagrams_sent"] += 1

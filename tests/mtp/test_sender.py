@@ -1,0 +1,160 @@
+"""mtp/sender.py alone: the transmit token (RFC 1301 §3.2.1), messages under it and the window
+per heartbeat (§3.2.2), dallies (§3.2.3), retention and retransmission (§3.2.6), and what a
+rejection or an abandoned web does to our payloads, driven with no MtpCore."""
+
+from __future__ import annotations
+
+from mtp.framing import decode_batch
+from mtp.sender import Flight, Sender
+from mtp.wire import (
+    DataModifier,
+    EmptyModifier,
+    MessageStatus,
+    NakList,
+    NakModifier,
+    PacketId,
+    PacketType,
+    TokenModifier,
+)
+from tests.mtp.core_harness import MASTER, P1, P2, WEB, addr_of
+from tests.mtp.parts_harness import FakeHost, events, in_web, make_link, protocol, sent
+
+HEARTBEAT = 0.2
+
+
+def sender(**params: object) -> tuple[Sender, FakeHost]:
+    link = in_web(make_link(P1, **params), next_number=0)
+    host = FakeHost()
+    return Sender(link, host, master=None), host
+
+
+def test_payloads_ask_the_master_for_one_token() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    [(packet, to)] = sent(tx._link)
+    assert packet.packet_type is PacketType.TOKEN and packet.modifier is TokenModifier.REQUEST
+    assert to == addr_of(MASTER) and packet.header.destination == MASTER
+    tx.add(1.0, b"b")
+    tx.want_token(0.1)
+    assert sent(tx._link) == []  # one request out at a time
+    assert tx._link.counters["tokens_requested"] == 1
+
+
+def test_a_suggestion_rides_on_the_token_request() -> None:
+    """§3.4.1: a member suggests new values in its token[request]."""
+    tx, _ = sender()
+    tx.suggestion = (0.16, 18, 4)
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    [(packet, _)] = sent(tx._link)
+    assert (packet.header.heartbeat, packet.header.window, packet.header.retention) == (160, 18, 4)
+
+
+def test_a_granted_token_carries_the_queue_in_one_message() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"first")
+    tx.add(2.0, b"second")
+    tx.want_token(0.0)
+    sent(tx._link)
+    tx.on_token_confirm(0, 0.01)
+    [(packet, to)] = sent(tx._link)
+    assert to is None and packet.header.destination == WEB  # multicast (§3.2.2)
+    assert packet.packet_type is PacketType.DATA and packet.modifier is DataModifier.EOM
+    assert isinstance(packet.body, bytes)
+    assert decode_batch(packet.body) == [(1.0, b"first"), (2.0, b"second")]
+    assert not tx.queue and tx.flight.own[0].all_sent and tx.flight.last_own == 0
+
+
+def test_an_unneeded_token_goes_back_as_a_cancel() -> None:
+    tx, _ = sender()
+    tx.on_token_confirm(3, 0.0)  # nothing queued, nothing asked for
+    [(packet, to)] = sent(tx._link)
+    assert packet.packet_type is PacketType.EMPTY and packet.modifier is EmptyModifier.CANCEL
+    assert to is None and tx._link.counters["cancels_sent"] == 1
+
+
+def test_at_most_window_data_packets_go_out_per_heartbeat() -> None:
+    tx, _ = sender(window=2, window_min=2, max_data_unit=64)
+    tx.add(1.0, bytes(300))  # 6 packets of 64 bytes
+    tx.want_token(0.0)
+    sent(tx._link)
+    tx.on_token_confirm(0, 0.0)
+    first = [p for p, _ in sent(tx._link) if p.packet_type is PacketType.DATA]
+    assert [p.modifier for p in first] == [DataModifier.DATA, DataModifier.EOW]
+    tx.pump(HEARTBEAT / 2)
+    assert not [p for p, _ in sent(tx._link) if p.packet_type is PacketType.DATA]
+    assert tx.deadline() == [HEARTBEAT]  # the window reopens a heartbeat after it opened
+    tx.pump(HEARTBEAT)
+    assert len([p for p, _ in sent(tx._link) if p.packet_type is PacketType.DATA]) == 2
+
+
+def test_a_short_message_is_followed_by_dallies() -> None:
+    """§3.2.3: message_packets packets at least, empty[dally]s appended, one a heartbeat."""
+    tx, _ = sender()
+    tx.add(1.0, b"x")
+    tx.want_token(0.0)
+    sent(tx._link)
+    tx.on_token_confirm(0, 0.0)
+    sent(tx._link)
+    tx.pump(HEARTBEAT)
+    [(dally, _)] = sent(tx._link)
+    assert dally.modifier is EmptyModifier.DALLY and dally.header.acceptance.packet_seq == 1
+    tx.pump(2 * HEARTBEAT)
+    assert len(sent(tx._link)) == 1
+    tx.pump(3 * HEARTBEAT)
+    assert sent(tx._link) == []  # 1 data + 2 dallies = message_packets (3)
+
+
+def test_naks_for_our_packets_are_served_and_others_denied() -> None:
+    tx, _ = sender()
+    tx._link.remember(P2, addr_of(P2))
+    tx.add(1.0, b"x")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    sent(tx._link)
+    tx.serve_nak(P2, [PacketId(0, 0), PacketId(9, 0)], HEARTBEAT)
+    out = sent(tx._link)
+    deny = [p for p, _ in out if p.packet_type is PacketType.NAK]
+    data = [p for p, _ in out if p.packet_type is PacketType.DATA]
+    assert len(data) == 1 and data[0].header.acceptance.packet_seq == 0  # retransmitted
+    assert len(deny) == 1 and deny[0].modifier is NakModifier.DENY
+    assert isinstance(deny[0].body, NakList) and deny[0].body.packets == (PacketId(9, 0),)
+    assert tx._link.counters["retransmissions"] == 1
+
+
+def test_a_rejected_message_puts_its_payloads_back_first() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    tx.add(2.0, b"b")
+    tx.on_decided(0, MessageStatus.REJECTED, 0.5)
+    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")] and 0 not in tx.flight.own
+    assert tx._link.counters["payloads_requeued"] == 1
+    assert protocol(events(tx._link), "own_message_rejected")
+
+
+def test_abandoning_the_web_requeues_what_is_undecided_and_starts_a_new_flight() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    tx.add(2.0, b"b")
+    old = tx.flight
+    tx.abandon()
+    assert tx.flight is not old and tx.flight == Flight()
+    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")]
+
+
+def test_expired_messages_are_forgotten_after_retention_heartbeats() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    tx.on_decided(0, MessageStatus.ACCEPTED, 1.0)
+    tx._link.web.next_deliver = 1
+    tx.expire_own(1.0 + 3 * HEARTBEAT)
+    assert 0 in tx.flight.own  # §3.2.2: kept for retention heartbeats
+    tx.expire_own(1.0 + 3 * HEARTBEAT + 0.01)
+    assert 0 not in tx.flight.own
