@@ -26,7 +26,6 @@ class EventKind(Enum):
 
     NACK_SENT = "NACK sent"
     RETRANSMISSION = "retransmission"
-    PHASE = "phase"  # the core changed phase: fields ``from`` and ``to``
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +88,6 @@ class TransportDescription:
     role_param: str = "role"  # the parameter a role is passed in
     group_param: str | None = None  # a parameter the runtime sets to the session's group
     events: Mapping[str, EventKind] = field(default_factory=dict)  # protocol event -> meaning
-    counters: tuple[str, ...] = ()  # counters beyond coreapi.counters.COUNTER_NAMES
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:

@@ -102,5 +102,5 @@ DESCRIPTION = TransportDescription(
     role_param="role",
     # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
     group_param="group",
-    events={"nak_sent": EventKind.NACK_SENT, "phase": EventKind.PHASE},
+    events={"nak_sent": EventKind.NACK_SENT},
 )

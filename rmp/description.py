@@ -86,9 +86,5 @@ DESCRIPTION = TransportDescription(
     check=params_from_mapping,
     live_strokes=True,
     resyncable=True,
-    events={
-        "nack_sent": EventKind.NACK_SENT,
-        "retransmission": EventKind.RETRANSMISSION,
-        "phase": EventKind.PHASE,
-    },
+    events={"nack_sent": EventKind.NACK_SENT, "retransmission": EventKind.RETRANSMISSION},
 )

@@ -99,7 +99,7 @@ _CURSORS = {
 
 
 class BoardCanvas(QWidget):
-    """See the module docstring. Public state: ``tool``, ``colour``, ``width``, ``fill``,
+    """See the module docstring. Public state: ``tool``, ``colour``, ``pen_width``, ``fill``,
     ``font_size``, ``live_chunks``, ``live_interval_ms``, ``max_payload``, ``on_local_op``,
     ``on_gesture``; ``view``, ``selection``."""
 

@@ -8,6 +8,7 @@ accept what the transport would then refuse."""
 
 from __future__ import annotations
 
+import contextlib
 import getpass
 import ipaddress
 import json
@@ -21,7 +22,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings
 
-from coreapi.description import PROFILES, ParamSpec
+from coreapi.description import PROFILES, ParamSpec, Role
 from whiteboard.app.interfaces import local_ipv4_addresses
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
@@ -97,7 +98,7 @@ class TransportParamsSpec:
         return self.param(name).default(profile)
 
     def param(self, name: str) -> ParamSpec:
-        return next(field for field in self.fields if field.name == name)
+        return describe(self.transport).param(name)
 
 
 # A parameter no transport may take as an override: the profile setting owns it.
@@ -113,8 +114,8 @@ def params_spec(transport: str) -> TransportParamsSpec:
 
 
 def transports() -> tuple[str, ...]:
-    """The transports a person may choose, in the order they are offered."""
-    return transport_names()
+    """The transports a person may choose: those in this build, in the order offered."""
+    return tuple(description.name for description in available_transports())
 
 
 def role_words() -> tuple[str, ...]:
@@ -135,7 +136,8 @@ def _advanced_problems(
     good: dict[str, dict[str, object]] = {}
     problems: list[SettingsProblem] = []
     # In the order the transports are offered, so messages come in a stable order.
-    order = {t: i for i, t in enumerate(transports())}
+    # Every transport the registry knows: one missing from this build is "not installed".
+    order = {t: i for i, t in enumerate(transport_names())}
     for transport, overrides in sorted(advanced.items(), key=lambda kv: order.get(kv[0], 99)):
         where = f"advanced.{transport}"
         if transport not in order:
@@ -303,14 +305,18 @@ def _colour_problem(value: object) -> str | None:
     return None if ok else "Colour must be an ARGB value from 0 to 0xFFFFFFFF"
 
 
-def _role_problem(value: object, transport: object = None) -> str | None:
+def _role_problem(value: object, transport: str | None = None) -> str | None:
     """A role must be one of the session's transport's; any transport's is kept for one
-    without roles (switching back to it loses nothing)."""
-    try:
-        words = tuple(r.word for r in describe(str(transport)).roles) or role_words()
-    except TransportUnavailable:
-        words = role_words()
-    return None if value in words else f"Role must be one of {', '.join(words)}"
+    without roles (switching back to it loses nothing). In a build where no transport has
+    roles, the role is not used and anything goes."""
+    roles: tuple[Role, ...] = ()
+    if transport is not None:
+        with contextlib.suppress(TransportUnavailable):
+            roles = describe(transport).roles
+    words = tuple(role.word for role in roles) or role_words()
+    if not words or value in words:
+        return None
+    return f"Role must be one of {', '.join(words)}"
 
 
 def _profile_problem(value: object) -> str | None:

@@ -37,12 +37,17 @@ from whiteboard.app.settings import (
     params_spec,
     transports,
 )
-from whiteboard.transport.registry import describe
+from whiteboard.transport.registry import available_transports, describe
 
 
-def transport_labels() -> dict[str, str]:
-    """Each transport a person may choose, with its description's title."""
-    return {name: describe(name).title for name in transports()}
+def transport_box(parent: QWidget) -> QComboBox:
+    """The transports of this build, each shown by its description's title, its summary as
+    the item's tooltip."""
+    box = QComboBox(parent)
+    for description in available_transports():
+        box.addItem(description.title, description.name)
+        box.setItemData(box.count() - 1, description.summary, Qt.ItemDataRole.ToolTipRole)
+    return box
 
 
 PROFILE_LABELS: dict[str, str] = {
@@ -260,7 +265,7 @@ class SettingsDialog(QDialog):
     # -- building -----------------------------------------------------------------------------
 
     def _build(self) -> None:
-        self.transport_box = combo(transport_labels(), self)
+        self.transport_box = transport_box(self)
         self.group_edit = QLineEdit(self)
         self.group_edit.setPlaceholderText("239.255.42.99:47999")
         self.group_edit.setToolTip("Everyone with the same group and port draws on one board")
@@ -526,5 +531,5 @@ __all__ = [
     "ParamsForm",
     "SettingsDialog",
     "edit_settings",
-    "transport_labels",
+    "transport_box",
 ]

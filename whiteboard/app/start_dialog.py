@@ -40,10 +40,9 @@ from whiteboard.app.settings import (
 from whiteboard.app.settings_dialog import (
     FieldWithError,
     SettingsDialog,
-    combo,
     error_label,
     select,
-    transport_labels,
+    transport_box,
 )
 from whiteboard.transport.registry import describe
 
@@ -91,7 +90,7 @@ class StartDialog(QDialog):
 
         self.name_edit = QLineEdit(self)
         self.name_edit.setMaxLength(NAME_MAX)
-        self.transport_box: QComboBox = combo(transport_labels(), self)
+        self.transport_box: QComboBox = transport_box(self)
         self.transport_box.currentIndexChanged.connect(self._refresh)
         self.group_edit = QLineEdit(self)
         self.group_edit.setPlaceholderText("239.255.42.99:47999")
