@@ -83,10 +83,11 @@ class RmpCore:
 
     # -- the one way the phase changes -------------------------------------------------------
 
-    def _enter(self, phase: Phase, now: float) -> None:
+    def _enter(self, phase: Phase) -> None:
         """Change phase, and say so: a session log shows every transition."""
         old, self._shared.phase = self._shared.phase, phase
-        self._upper.protocol_event("phase", {"from": old.value, "to": phase.value})
+        if old is not phase:
+            self._upper.protocol_event("phase", {"from": old.value, "to": phase.value})
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -146,7 +147,7 @@ class RmpCore:
             return
         # RMP has no leave message; we stop drawing, but keep answering NACKs and reminding
         # until every station confirmed our last packet (§2.4), or leave_linger has passed.
-        self._enter(Phase.LEAVING, now)
+        self._enter(Phase.LEAVING)
         self._leave_deadline = now + self._p.leave_linger
         self._sender.image_jobs.clear()
 
@@ -307,7 +308,7 @@ class RmpCore:
             self._finish(now)
 
     def _finish(self, now: float) -> None:
-        self._enter(Phase.FINISHED, now)
+        self._enter(Phase.FINISHED)
         self._reminder.stop()
         self._repair.clear()
         self._upper.member_changed(self.member_id, MemberState.LEFT)

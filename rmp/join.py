@@ -17,7 +17,7 @@ from rmp.wire import Confirm, Join, RmpPacket, seconds_from_middle32
 
 IMAGE_CONFIRM_EVERY = 16  # image parts between our progress confirmations (§5)
 
-Enter = Callable[[Phase, float], None]  # RmpCore._enter: the one way to change phase
+Enter = Callable[[Phase], None]  # RmpCore._enter: the one way to change phase
 Known = Callable[[int, float], Station | None]
 Pace = Callable[[float], None]
 
@@ -55,7 +55,6 @@ class Joiner:
         self.heard_active = False
         self.heard_from = 0
         self.answerer: int | None = None
-        self.image_after = 0
         self.image: ImageAssembly | None = None
         self.image_progress_at = 0.0
         self._parts_since_confirm = 0
@@ -71,10 +70,10 @@ class Joiner:
     def start(self, now: float) -> None:
         p = self._s.params
         if p.passive_join:
-            self._links.enter(Phase.LISTENING, now)
+            self._links.enter(Phase.LISTENING)
             self.next_join_at = now + p.join_interval * p.join_tries
         else:
-            self._links.enter(Phase.JOINING, now)
+            self._links.enter(Phase.JOINING)
             self.send_join(now, None)
 
     def heard(self, station: Station, now: float) -> None:
@@ -82,7 +81,7 @@ class Joiner:
         if self._s.phase is Phase.LISTENING:
             # §5, passive join: the first active station we hear is asked for the image.
             self.send_join(now, station)
-            self._links.enter(Phase.JOINING, now)
+            self._links.enter(Phase.JOINING)
         if self._s.phase is Phase.JOINING:
             self.heard_active = True
             self.heard_from = station.ident
@@ -119,7 +118,7 @@ class Joiner:
             # again; another station will answer (§2.8, §2.6: "if the first station on the
             # virtual queue left the group").
             s.upper.protocol_event("image_stalled", {"answerer": self.answerer or 0})
-            self._links.enter(Phase.JOINING, now)
+            self._links.enter(Phase.JOINING)
             self.answerer = None
             self.image = None
             self.send_join(now, None)
@@ -171,10 +170,9 @@ class Joiner:
             if (st := s.stations.get(h.origin)) is None or h.seq > st.last_valid
         ]
         self.answerer = answerer.ident
-        self.image_after = answerer.last_valid
         self.image = None
         self.image_progress_at = now
-        self._links.enter(Phase.IMAGE, now)
+        self._links.enter(Phase.IMAGE)
         for station in s.stations:
             first_waiting = min(station.waiting, default=None)
             if first_waiting is not None:
@@ -233,7 +231,7 @@ class Joiner:
                 if station.waiting:
                     station.last_valid = min(station.waiting) - 1
                 self._links.sequencer.drain(station, now)
-        self._links.enter(Phase.READY, now)
+        self._links.enter(Phase.READY)
         self.next_join_at = None
         s.stations.joined()  # §2.5: depth = active stations + 1
         s.upper.member_changed(s.member_id, MemberState.ACTIVE)

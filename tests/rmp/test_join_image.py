@@ -37,7 +37,7 @@ class Joining:
         )
         self.part = Joiner(self.ctx.shared, links)
 
-    def enter(self, phase: Phase, now: float) -> None:
+    def enter(self, phase: Phase) -> None:
         self.ctx.shared.phase = phase
         self.phases.append(phase)
 
