@@ -712,8 +712,7 @@ class MtpCore:
             if self._master is not None:
                 if not (busy or self._master.grants or undecided):
                     self._enter(Phase.QUITTING)
-                    self._master.quit_tries = 0
-                    self._master.quit_round(now)
+                    self._master.start_quitting(now)
                 return
             if busy or undecided:
                 return

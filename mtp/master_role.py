@@ -432,6 +432,11 @@ class MasterRole:
             return
         self._link.set_parameters(*new)
 
+    def start_quitting(self, now: float) -> None:
+        """§3.3.2: the first round of quit[request]s, counted afresh."""
+        self.quit_tries = 0
+        self.quit_round(now)
+
     def quit_round(self, now: float) -> None:
         """§3.3.2: quit[request] to the whole web until retention rounds bring no confirm."""
         if self.quit_tries and not self.new_quit_confirms:

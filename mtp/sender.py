@@ -76,7 +76,6 @@ class Sender:
         self._master = master
         self.queue: deque[tuple[float, bytes]] = deque()
         self.suggestion: tuple[float, int, int] | None = None  # §3.4.1, for the next request
-        self.token_tries = 0
         # The window (§3.2.2): when this heartbeat's window opened, and data packets sent in it.
         self._period_start = -1e18
         self._period_sent = 0
@@ -175,7 +174,6 @@ class Sender:
         ):
             return
         self.flight.token_wanted_at = now
-        self.token_tries = 0
         self._link.counters["tokens_requested"] += 1
         if self._master is not None:
             self._master.wake(now)  # our own strokes end the web's idleness too (§3.2.3)
@@ -187,7 +185,6 @@ class Sender:
     def send_token_request(self, now: float) -> None:
         if self._link.web.master_addr is None:
             return
-        self.token_tries += 1
         self._link.send(
             self._link.control(
                 PacketType.TOKEN, TokenModifier.REQUEST, self._link.web.master_id, None
