@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
+from dataclasses import replace
 from enum import Enum
 from ipaddress import IPv4Address
 
@@ -239,20 +240,10 @@ class Link:
         """Queue ``packet`` for ``to`` (None: the web's multicast group), with ``parameters``
         in place of ours when they are a suggestion to the master (§3.4.1)."""
         if parameters is not None:
-            h = packet.header
-            packet = MtpPacket(
-                MtpHeader(
-                    h.packet_type,
-                    h.modifier,
-                    h.source,
-                    h.destination,
-                    round(parameters[0] * 1000),
-                    parameters[1],
-                    parameters[2],
-                    h.acceptance,
-                    h.subchannel,
-                ),
-                packet.body,
+            heartbeat, window, retention = parameters
+            header = replace(
+                packet.header, heartbeat=round(heartbeat * 1000), window=window, retention=retention
             )
+            packet = replace(packet, header=header)
         self.outbox.append((encode(packet), to))
         self.counters["datagrams_sent"] += 1

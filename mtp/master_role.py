@@ -10,6 +10,7 @@ messages and their fate, the phase, is the ``MasterHost`` the core provides.
 from __future__ import annotations
 
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Protocol
 
 from coreapi import Address, MemberState
@@ -27,7 +28,6 @@ from mtp.wire import (
     MemberConfirm,
     MessageStatus,
     MtpHeader,
-    MtpPacket,
     PacketType,
     QuitModifier,
     TokenModifier,
@@ -123,19 +123,8 @@ class MasterRole:
         self.announce = False
         packet = self._link.control(PacketType.EMPTY, modifier, self._link.web.id, None)
         if modifier is EmptyModifier.HIBERNATE:
-            h = packet.header
-            packet = MtpPacket(
-                MtpHeader(
-                    h.packet_type,
-                    h.modifier,
-                    h.source,
-                    h.destination,
-                    self._hibernate_ms(),
-                    h.window,
-                    h.retention,
-                    h.acceptance,
-                )
-            )
+            header = replace(packet.header, heartbeat=self._hibernate_ms())
+            packet = replace(packet, header=header)
         self._link.send(packet, None)
 
     def _admission(self, joiner: int, wish: JoinData) -> str | None:
