@@ -13,6 +13,7 @@ healed). Stations can crash (all state lost, in-flight datagrams to them dropped
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -101,7 +102,19 @@ class SimStation:
     # -- internals ---------------------------------------------------------------------------
 
     def _to_network_time(self, local: float) -> float:
-        return (local - self.clock_offset) / (1.0 + self.clock_drift)
+        """The first network time at which this station's clock reads ``local`` or later.
+
+        The division can land a hair early (float rounding, with an offset and a drift): a
+        station woken there finds its deadline not yet due, asks for the same instant, and
+        would spin. So the result is moved up by a few units in the last place until it is
+        not early (never with a true clock, where the division is exact)."""
+        scale = 1.0 + self.clock_drift
+        when = (local - self.clock_offset) / scale
+        for _ in range(_ROUNDING_STEPS):
+            if when * scale + self.clock_offset >= local:
+                break
+            when = math.nextafter(when, math.inf)
+        return when
 
     def _schedule(self, when: float) -> None:
         self._token += 1
@@ -146,6 +159,8 @@ class SimStation:
 
 
 SPIN_LIMIT = 10_000  # timer wake-ups at one instant before the simulator calls it a bug
+# Units in the last place a wake-up time may move so as not to be early (two or three do).
+_ROUNDING_STEPS = 64
 
 # The largest UDP payload that crosses an Ethernet LAN unfragmented (1500 - IP 20 - UDP 8).
 # A core that sends more would work on loopback and fail on a real LAN, so here it is an error.
