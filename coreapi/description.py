@@ -132,10 +132,16 @@ class TransportDescription:
                 params[self.role_param] = chosen.value
         return params
 
+    def role_in(self, params: Mapping[str, object]) -> Role | None:
+        """The role a member built with ``params`` plays, by its protocol value; None on a
+        transport without roles (or a value it does not know)."""
+        value = params.get(self.role_param)
+        return next((role for role in self.roles if role.value == value), None)
+
     def can_send(self, params: Mapping[str, object]) -> bool:
         """Whether a member built with ``params`` may draw (a viewer may not)."""
-        value = params.get(self.role_param)
-        return all(role.sends for role in self.roles if role.value == value)
+        role = self.role_in(params)
+        return role is None or role.sends
 
 
 def describe_params(

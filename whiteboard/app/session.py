@@ -35,11 +35,11 @@ class SessionSpec:
 
     def describe(self) -> str:
         description = self.description
-        value = self.params.get(description.role_param)
-        role = next((r for r in description.roles if r.value == value), None)
-        shown = role is not None and role is not description.member_role
-        role_text = f" ({role.word})" if shown and role is not None else ""
-        return f"{self.transport}{role_text} · {self.net.group}"
+        role = description.role_in(self.params)
+        # The ordinary member's role goes without saying; a host or a viewer is named.
+        if role is None or role is description.member_role:
+            return f"{self.transport} · {self.net.group}"
+        return f"{self.transport} ({role.word}) · {self.net.group}"
 
     def with_params(self, **changes: object) -> SessionSpec:
         return replace(self, params={**self.params, **changes})
