@@ -4,6 +4,7 @@ bytes, and the replica keeping them apart from the board."""
 from __future__ import annotations
 
 import contextlib
+import itertools
 
 import msgpack
 import pytest
@@ -19,6 +20,7 @@ from whiteboard.presence import (
     PresenceDecodeError,
     decode_presence,
     encode_presence,
+    is_checkpoint,
     is_presence,
 )
 from whiteboard.replica import MAX_PRESENCES, Replica
@@ -45,20 +47,23 @@ def board_with(*ops: Op) -> Board:
     return board
 
 
+FINGERPRINTS = st.builds(
+    BoardFingerprint,
+    ops=st.integers(0, 2**63 - 1),
+    last_key=st.none()
+    | st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=16).map(tuple),
+    board_hash=st.binary(min_size=32, max_size=32).map(bytes.hex),
+)
+
 PRESENCES = st.builds(
     Presence,
     name=st.text(min_size=1, max_size=MAX_NAME),
     colour=st.integers(0, 0xFFFFFFFF),
-    board=st.builds(
-        BoardFingerprint,
-        ops=st.integers(0, 2**63 - 1),
-        last_key=st.none()
-        | st.lists(st.integers(-(2**63), 2**63 - 1), min_size=1, max_size=16).map(tuple),
-        board_hash=st.binary(min_size=32, max_size=32).map(bytes.hex),
-    ),
+    board=FINGERPRINTS,
     nacks_sent=st.integers(0, 2**63 - 1),
     retransmissions=st.integers(0, 2**63 - 1),
     late_delivered=st.integers(0, 2**63 - 1),
+    checkpoint=st.none() | FINGERPRINTS,
 )
 
 
@@ -95,7 +100,9 @@ def test_corrupted_presences_decode_or_fail_cleanly(
 @pytest.mark.parametrize(
     ("item", "message"),
     [
-        (["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0], "unsupported presence version 2"),
+        (["wb-presence", 3, "a", 0, 0, [], bytes(32), 0, 0, 0], "unsupported presence version 3"),
+        (["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0], "not a presence array of version"),
+        (["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0, [1]], "checkpoint must be nil"),
         (["wb-presence", 1, "", 0, 0, [], bytes(32), 0, 0, 0], "name must be 1-40 characters"),
         (["wb-presence", 1, "a", 0, 0, [], bytes(31), 0, 0, 0], "wrong type"),
         (["wb-presence", 1, "a", -1, 0, [], bytes(32), 0, 0, 0], "colour must be a 32-bit"),
@@ -107,6 +114,22 @@ def test_corrupted_presences_decode_or_fail_cleanly(
 def test_malformed_presences_say_what_is_wrong(item: list[object], message: str) -> None:
     with pytest.raises(PresenceDecodeError, match=message):
         decode_presence(msgpack.packb(item, use_bin_type=True))
+
+
+def test_a_version_1_presence_still_decodes_without_a_checkpoint() -> None:
+    item = ["wb-presence", 1, "ada", 0xFF336699, 1, [7], bytes(32), 2, 3, 4]
+    presence = decode_presence(msgpack.packb(item, use_bin_type=True))
+    assert presence == Presence("ada", 0xFF336699, BoardFingerprint(1, (7,), "00" * 32), 2, 3, 4)
+    assert presence.checkpoint is None
+
+
+def test_checkpoints_are_the_same_counts_everywhere_and_thin_out_as_the_board_grows() -> None:
+    points = [ops for ops in range(0, 5000) if is_checkpoint(ops)]
+    assert points[:4] == [32, 64, 96, 128]
+    assert 0 not in points and 4096 in points
+    # Past 1,024 ops the gap grows with the board: hashing stays a bounded share of the work.
+    gaps = {b - a for a, b in itertools.pairwise(points) if a >= 2048}
+    assert min(gaps) >= 128 and max(gaps) <= 256
 
 
 def test_the_fingerprint_compares_boards_only_when_they_applied_the_same_ops() -> None:

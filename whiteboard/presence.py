@@ -10,12 +10,18 @@ It travels as a payload like an op, so the transport's order applies to it; it i
 (it never touches the board). The two are told apart by the first item of the msgpack array:
 an op starts with its kind (an int), a presence with the string ``"wb-presence"``.
 
-Wire format, one msgpack array::
+Wire format, one msgpack array (version 2)::
 
-    ["wb-presence", 1, name, colour, ops, last_key, hash, nacks, retransmissions, late]
+    ["wb-presence", 2, name, colour, ops, last_key, hash, nacks, retransmissions, late,
+     checkpoint]
 
 ``last_key`` is the order key as an array of ints (empty if the board is empty), ``hash`` the
-32-byte SHA-256 of the board's visible state (``Board.hash()``) as bin.
+32-byte SHA-256 of the board's visible state (``Board.hash()``) as bin. ``checkpoint`` is nil
+or ``[ops, last_key, hash]``: the fingerprint of the board as it was when it last reached a
+checkpoint count (:func:`is_checkpoint`), a point every replica of the session passes, so that
+the others can compare it with their own board *at the same point* rather than with the board
+they have now (ops still in flight make those differ). Version 1, the same array without
+``checkpoint``, still decodes (its checkpoint is None).
 """
 
 from __future__ import annotations
@@ -27,9 +33,14 @@ import msgpack
 from whiteboard.board import Board, OrderKey
 
 MAGIC = "wb-presence"
-VERSION = 1
+VERSION = 2
+OLD_VERSIONS = (1,)  # still decoded
 MAX_NAME = 40  # characters
-MAX_PRESENCE_BYTES = 512
+MAX_PRESENCE_BYTES = 1024
+# Checkpoints (is_checkpoint): every CHECKPOINT_OPS ops while the board is small, then ever
+# more sparsely, so that hashing the board at each costs a bounded share of applying the ops.
+CHECKPOINT_OPS = 32
+CHECKPOINT_SHARE = 16
 MAX_KEY_INTS = 16
 _U63 = 2**63 - 1
 
@@ -57,6 +68,20 @@ class BoardFingerprint:
         return self.ops == other.ops and self.last_key == other.last_key
 
 
+def is_checkpoint(ops: int) -> bool:
+    """Whether a board of ``ops`` ops is at a checkpoint, a count every replica's board passes
+    (ops are applied one at a time) and at which each member keeps its board's fingerprint.
+
+    Every ``CHECKPOINT_OPS`` ops up to ``CHECKPOINT_OPS * CHECKPOINT_SHARE``, then at multiples
+    of the greatest power of two not over ``ops / CHECKPOINT_SHARE``: hashing costs O(board),
+    so at most about ``CHECKPOINT_SHARE`` hashes' worth of work per op of the board in all.
+    A function of the count alone, so that every member picks the same points."""
+    if ops <= 0:
+        return False
+    step = max(CHECKPOINT_OPS, 1 << max(0, (ops // CHECKPOINT_SHARE).bit_length() - 1))
+    return ops % step == 0
+
+
 @dataclass(frozen=True, slots=True)
 class Presence:
     name: str
@@ -65,13 +90,17 @@ class Presence:
     nacks_sent: int = 0
     retransmissions: int = 0
     late_delivered: int = 0
+    # The board at the sender's last checkpoint (is_checkpoint), None before its first.
+    checkpoint: BoardFingerprint | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.name) <= MAX_NAME:
             raise ValueError(f"a presence name must be 1-{MAX_NAME} characters")
         if not 0 <= self.colour <= 0xFFFFFFFF:
             raise ValueError("a presence colour must be a 32-bit ARGB value")
-        for value in (self.nacks_sent, self.retransmissions, self.late_delivered, self.board.ops):
+        checkpoint_ops = self.checkpoint.ops if self.checkpoint is not None else 0
+        counters = (self.nacks_sent, self.retransmissions, self.late_delivered)
+        for value in (*counters, self.board.ops, checkpoint_ops):
             if not 0 <= value <= _U63:
                 raise ValueError("presence counters must be 0 .. 2**63-1")
 
@@ -94,7 +123,7 @@ def is_presence(payload: bytes) -> bool:
 
 
 def encode_presence(presence: Presence) -> bytes:
-    board = presence.board
+    board, checkpoint = presence.board, presence.checkpoint
     return msgpack.packb(
         [
             MAGIC,
@@ -107,9 +136,18 @@ def encode_presence(presence: Presence) -> bytes:
             presence.nacks_sent,
             presence.retransmissions,
             presence.late_delivered,
+            None if checkpoint is None else _fingerprint_to_wire(checkpoint),
         ],
         use_bin_type=True,
     )
+
+
+def _fingerprint_to_wire(fingerprint: BoardFingerprint) -> list[object]:
+    return [
+        fingerprint.ops,
+        list(fingerprint.last_key or ()),
+        bytes.fromhex(fingerprint.board_hash),
+    ]
 
 
 def decode_presence(payload: bytes) -> Presence:
@@ -129,29 +167,39 @@ def decode_presence(payload: bytes) -> Presence:
         )
     except Exception as exc:  # msgpack raises several unrelated types on bad input
         raise PresenceDecodeError(f"presence is not valid msgpack: {exc}") from None
-    if not isinstance(item, list) or len(item) != 10 or item[0] != MAGIC:
+    if not isinstance(item, list) or len(item) not in (10, 11) or item[0] != MAGIC:
         raise PresenceDecodeError("not a presence array")
-    _, version, name, colour, ops, key, digest, nacks, retrans, late = item
-    if version != VERSION:
+    version = item[1]
+    if version != VERSION and version not in OLD_VERSIONS:
         raise PresenceDecodeError(f"unsupported presence version {version!r}")
-    if not isinstance(name, str) or not isinstance(digest, bytes) or len(digest) != 32:
+    if len(item) != (10 if version == 1 else 11):
+        raise PresenceDecodeError(f"not a presence array of version {version}")
+    name, colour, ops, key, digest, nacks, retrans, late = item[2:10]
+    if not isinstance(name, str):
         raise PresenceDecodeError("presence name or hash has the wrong type")
-    ints = (colour, ops, nacks, retrans, late)
+    ints = (colour, nacks, retrans, late)
     if not all(type(v) is int for v in ints):
+        raise PresenceDecodeError("presence counters must be ints")
+    board = _fingerprint_from_wire(ops, key, digest)
+    checkpoint = None
+    if len(item) == 11 and item[10] is not None:
+        if not isinstance(item[10], list) or len(item[10]) != 3:
+            raise PresenceDecodeError("presence checkpoint must be nil or [ops, key, hash]")
+        checkpoint = _fingerprint_from_wire(*item[10])
+    try:
+        return Presence(name, colour, board, nacks, retrans, late, checkpoint)
+    except ValueError as exc:
+        raise PresenceDecodeError(str(exc)) from None
+
+
+def _fingerprint_from_wire(ops: object, key: object, digest: object) -> BoardFingerprint:
+    if not isinstance(digest, bytes) or len(digest) != 32:
+        raise PresenceDecodeError("presence name or hash has the wrong type")
+    if type(ops) is not int:
         raise PresenceDecodeError("presence counters must be ints")
     if not isinstance(key, list) or len(key) > MAX_KEY_INTS or not all(type(k) is int for k in key):
         raise PresenceDecodeError("presence last key must be an array of at most 16 ints")
-    try:
-        return Presence(
-            name,
-            colour,
-            BoardFingerprint(ops, tuple(key) or None, digest.hex()),
-            nacks,
-            retrans,
-            late,
-        )
-    except ValueError as exc:
-        raise PresenceDecodeError(str(exc)) from None
+    return BoardFingerprint(ops, tuple(key) or None, digest.hex())
 
 
 __all__ = [
@@ -161,5 +209,6 @@ __all__ = [
     "PresenceDecodeError",
     "decode_presence",
     "encode_presence",
+    "is_checkpoint",
     "is_presence",
 ]

@@ -67,14 +67,16 @@ def test_ops_in_flight_conclude_nothing_and_cost_no_hash() -> None:
 
 def test_a_replica_that_lost_an_op_for_good_is_found_once_the_session_rests() -> None:
     """Counts differ (an op never repaired): nothing is concluded while ops may be in flight,
-    but the same difference, both boards unchanged for ``settle`` seconds, is a divergence."""
+    but the same difference, both boards unchanged for ``settle`` seconds and said again by the
+    member, is a divergence. (Before issue 17 our own look ``settle`` seconds later sufficed:
+    a member killed mid-drawing was then taken for a divergent one.)"""
     mine, health = setup()
     theirs = Board()
     for board in (mine.board, theirs):
         board.apply((1,), stroke(BOB, 1))
     theirs.apply((2,), stroke(BOB, 2))  # lost on its way to us, for good
     health.presence(BOB, presence_of("bob", theirs), mine.counts(), 10.0)
-    health.check(mine.counts(), 14.9)
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 14.9)  # says it again
     assert health.differing() == []
     health.check(mine.counts(), 15.0)
     assert health.differing() == [BOB] and health.disagreements == 1
@@ -103,6 +105,8 @@ def test_equal_counts_with_different_content_is_a_divergence_after_settle() -> N
     health.presence(BOB, presence_of("bob", theirs), mine.counts(), 0.0)
     assert health.differing() == []  # first look
     health.check(mine.counts(), 5.0)
+    assert health.differing() == []  # bob has not said it again
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 5.0)
     assert health.differing() == [BOB] and health.disagreements == 1
     health.check(mine.counts(), 10.0)
     assert health.disagreements == 1  # counted once
@@ -123,3 +127,106 @@ def test_rows_show_names_counters_and_states_with_me_first() -> None:
     ]
     assert rows[1].nacks_sent == 4 and rows[0].nacks_sent == 1
     assert health.present() == 2 and health.name_of(BOB) == "bob"
+
+
+def test_a_member_killed_while_another_draws_is_never_called_different() -> None:
+    """Issue 17: bob's last presence describes a board still receiving cy's strokes; then bob
+    dies. Ours goes on, comes to rest, and bob's last word is never taken for a divergence: he
+    never says it again. Once his presence is stale he is not compared at all."""
+    mine, health = setup()
+    health.member_changed(CY, MemberState.ACTIVE)
+    theirs = Board()
+    for counter in range(1, 4):
+        for board in (mine.board, theirs):
+            board.apply((counter,), stroke(CY, counter))
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 0.0)
+    assert health.agreeing() == [BOB]
+    for counter in range(4, 10):  # cy draws on; bob is gone
+        mine.board.apply((counter,), stroke(CY, counter))
+        health.board_moved()
+        health.check(mine.counts(), float(counter))
+    for second in range(10, 120):  # at rest, checked every second for two minutes
+        health.check(mine.counts(), float(second))
+        assert health.differing() == []
+    assert health.disagreements == 0
+    assert health.rows()[1].agreement is Agreement.NOT_COMPARED
+
+
+def test_suspected_and_departed_members_are_not_compared() -> None:
+    mine, health = setup()
+    theirs = Board()
+    theirs.apply((1,), stroke(BOB, 1))
+    for second in (0.0, 6.0, 12.0):  # a real, confirmed difference...
+        health.presence(BOB, presence_of("bob", theirs), mine.counts(), second)
+    assert health.differing() == [BOB]
+    health.member_changed(BOB, MemberState.SUSPECTED)  # ...but bob is not heard from any more
+    assert health.differing() == [] and health.rows()[1].agreement is Agreement.NOT_COMPARED
+    health.check(mine.counts(), 13.0)
+    assert health.differing() == []
+    health.member_changed(BOB, MemberState.ACTIVE)  # back: compared again, from scratch
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 14.0)
+    assert health.differing() == []
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 20.0)
+    assert health.differing() == [BOB]
+    health.member_changed(BOB, MemberState.LEFT)
+    assert health.differing() == []
+
+
+def test_a_presence_about_a_point_we_passed_is_compared_with_our_board_then() -> None:
+    """Fingerprints compared at a common point: bob's presence describes his board at 2 ops;
+    ours has 3 by the time it arrives, but we kept our fingerprint at 2: like with like."""
+    mine, health = setup()
+    theirs = Board()
+    for counter in (1, 2):
+        for board in (mine.board, theirs):
+            board.apply((counter,), stroke(CY, counter))
+    health.passed(BoardFingerprint.of(mine.board))
+    mine.board.apply((3,), stroke(CY, 3))  # in flight to bob
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 0.0)
+    assert health.agreeing() == [BOB] and mine.hashes == 0
+    health.board_moved()  # agreement at a common point outlives our board's moves
+    assert health.agreeing() == [BOB]
+
+
+def test_a_checkpoint_carried_in_the_presence_is_compared_at_that_point() -> None:
+    mine, health = setup()
+    theirs = Board()
+    for counter in (1, 2):
+        for board in (mine.board, theirs):
+            board.apply((counter,), stroke(CY, counter))
+    checkpoint = BoardFingerprint.of(theirs)
+    health.passed(BoardFingerprint.of(mine.board))
+    theirs.apply((5,), stroke(BOB, 1))  # bob went on; his op is not here yet
+    presence = Presence("bob", 0, BoardFingerprint.of(theirs), checkpoint=checkpoint)
+    health.presence(BOB, presence, mine.counts(), 0.0)
+    assert health.agreeing() == [BOB]
+
+
+def test_a_common_point_never_proves_a_difference() -> None:
+    """RR-2100 §3: with late inserts two replicas may reach the same count and greatest key
+    with different ops; their hashes then differ while both will converge. Only a difference
+    with our board as it is now, confirmed at rest, is believed."""
+    mine, health = setup()
+    theirs = Board()
+    mine.board.apply((1,), stroke(CY, 1))
+    mine.board.apply((3,), stroke(CY, 3))
+    theirs.apply((2,), stroke(BOB, 1))
+    theirs.apply((3,), stroke(CY, 3))
+    health.passed(BoardFingerprint.of(mine.board))
+    mine.board.apply((2,), stroke(BOB, 1))  # bob's op, late, in its place
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 0.0)
+    health.check(mine.counts(), 10.0)
+    assert health.differing() == [] and health.agreeing() == []
+    theirs.apply((1,), stroke(CY, 1))  # cy's, late at bob: now equal
+    health.presence(BOB, presence_of("bob", theirs), mine.counts(), 11.0)
+    assert health.agreeing() == [BOB]
+
+
+def test_a_member_whose_presence_went_stale_is_not_compared() -> None:
+    mine, health = setup()
+    health.presence(BOB, presence_of("bob", mine.board), mine.counts(), 0.0)
+    assert health.agreeing() == [BOB]
+    health.check(mine.counts(), 30.0)
+    assert health.agreeing() == [BOB]
+    health.check(mine.counts(), 30.5)
+    assert health.agreeing() == [] and health.rows()[1].agreement is Agreement.NOT_COMPARED

@@ -4,32 +4,55 @@ Qt-free. The window feeds it the transport's member states and the presences mem
 multicast (whiteboard/presence.py); the members panel and the status bar read it.
 
 Agreement. Two replicas that applied the same ops show the same board (the convergence
-invariant), so a presence's board fingerprint is compared with ours. When both say the same
-ops were applied (same count, same greatest order key) the hashes must match: equal, the
-boards agree. Anything else may be ops still in flight, so a difference is believed only
-when it lasts: the same pair of fingerprints (theirs, ours), unequal, seen again ``settle``
-seconds later, with neither board having moved in between. A session at rest converges, so
-a difference that outlasts the rest is a replica that lost or gained something for good (an
-op never repaired, say); it is reported, and the window offers a resync. Any later change of
-either fingerprint withdraws the verdict until the next comparison.
+invariant), so a presence's board fingerprint is compared with ours, like with like:
+
+* **At a common point.** A presence describes the sender's board now and at its last
+  checkpoint (a count of ops every replica passes, ``presence.is_checkpoint``). We keep our own
+  board's fingerprint at our recent checkpoints and presence ticks (``passed``), so a presence
+  that describes a point our board was at (same count, same greatest order key) is compared
+  with our board *then*, not with the board we have now: ops in flight since never look like a
+  disagreement. Equal hashes there: the boards agree (up to that point). Under a total order
+  (MTP) every replica passes every count with the same ops; where late ops are inserted in
+  their place (RMP, RR-2100 §3), two replicas may reach a count with different sets of ops,
+  whose (count, greatest key) then seldom coincide and, if they do, whose hashes differ: a
+  checkpoint therefore only ever proves agreement, never a difference.
+* **At rest, confirmed by the member.** A difference with the board we have now (counts, or
+  hashes at equal counts) is believed only when the member says it again: the same pair of
+  fingerprints (theirs, ours), unequal, in a later presence of theirs received ``settle``
+  seconds or more after the first look, neither board having moved in between. A session at
+  rest converges, so such a difference is a replica that lost or gained something for good (an
+  op never repaired, say); it is reported and the window offers a resync. A member that died
+  sends no later presence: its last words, about a board that was still receiving, are never
+  taken for a disagreement.
+* **Only members heard from.** A member whose transport state is *suspected* or *left*, or
+  whose last presence is older than ``stale_after`` seconds, is not compared (NOT_COMPARED).
+
+Any later change of either fingerprint withdraws a DIFFERS verdict until the next comparison.
 """
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from whiteboard.board import OrderKey
 from whiteboard.presence import BoardFingerprint, Presence
 from whiteboard.transport.interface import MemberState
 
 MAX_MEMBERS = 4096  # rows kept; past it, new members are counted but not listed
+PASSED_POINTS = 64  # our own board's fingerprints kept for comparisons at a common point
+
+_Point = tuple[int, OrderKey | None]  # (ops applied, greatest order key): a board's position
+_Ours = tuple[int, object, str]  # our (ops, last key, hash or "" if not hashed)
 
 
 class Agreement(StrEnum):
     UNKNOWN = "unknown"  # not compared yet (ops in flight, or no presence)
     AGREES = "agrees"
     DIFFERS = "differs"
+    NOT_COMPARED = "not compared"  # not heard from lately, or gone: its word is stale
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,22 +72,35 @@ class MemberRow:
 class _Member:
     state: MemberState
     presence: Presence | None = None
+    heard_at: float = 0.0  # when its last presence came
+    presences: int = 0  # presences received from it
     agreement: Agreement = Agreement.UNKNOWN
-    # The (theirs, ours) fingerprints of a comparison that found a difference, and when it
-    # was first seen: awaiting a second look (see the module docstring).
-    suspect: tuple[BoardFingerprint, tuple[int, object, str]] | None = None
+    agreed_now: bool = False  # the agreement is about our board as it is now
+    # The (theirs, ours) fingerprints of a comparison that found a difference, when it was
+    # first seen and how many presences we had then: awaiting the member's confirmation.
+    suspect: tuple[BoardFingerprint, _Ours] | None = None
     suspect_since: float = 0.0
+    suspect_presences: int = 0
 
 
 class SessionHealth:
-    def __init__(self, me: int, board: Callable[[], BoardFingerprint], settle: float = 5.0) -> None:
+    def __init__(
+        self,
+        me: int,
+        board: Callable[[], BoardFingerprint],
+        settle: float = 5.0,
+        stale_after: float = 30.0,
+    ) -> None:
         """``board`` gives our own board's fingerprint; it is called only when the counts
         match (hashing a large board costs milliseconds). ``settle``: seconds a difference
-        must last, both boards unchanged, to be believed."""
+        must last, both boards unchanged, to be believed. ``stale_after``: seconds after which
+        a member's last presence no longer speaks for it (a few presence intervals)."""
         self.me = me
         self._board = board
         self.settle = settle
+        self.stale_after = stale_after
         self._members: dict[int, _Member] = {}
+        self._passed: OrderedDict[_Point, str] = OrderedDict()
         self.disagreements = 0  # differences confirmed, ever
 
     # -- feeding ----------------------------------------------------------------------------
@@ -77,6 +113,21 @@ class SessionHealth:
             self._members[member] = _Member(state)
         else:
             entry.state = state
+            if not self._heard_from(entry, entry.heard_at):
+                self._stop_comparing(entry)
+
+    def passed(self, fingerprint: BoardFingerprint) -> None:
+        """Our board was at ``fingerprint`` (a checkpoint, or when we told the others): kept,
+        the most recent ``PASSED_POINTS``, to compare a presence about that point with."""
+        point = (fingerprint.ops, fingerprint.last_key)
+        self._passed[point] = fingerprint.board_hash
+        self._passed.move_to_end(point)
+        while len(self._passed) > PASSED_POINTS:
+            self._passed.popitem(last=False)
+
+    def forget_passed(self) -> None:
+        """Our board was replaced (a board state, a resync): its past points are not ours."""
+        self._passed.clear()
 
     def presence(
         self, member: int, presence: Presence, counts: tuple[int, object], now: float
@@ -89,48 +140,88 @@ class SessionHealth:
             # Heard before the transport reported it (RMP reports on first packet anyway).
             entry = self._members[member] = _Member(MemberState.ACTIVE)
         entry.presence = presence
+        entry.heard_at = now
+        entry.presences += 1
         if member != self.me:
             self._compare(entry, counts, now)
 
     def check(self, counts: tuple[int, object], now: float) -> None:
         """Compare again with every member's last presence (call it every few seconds: a
-        board that caught up since may now be comparable)."""
+        board that caught up since may now be comparable, a member may have gone quiet)."""
         for member, entry in self._members.items():
             if member != self.me and entry.presence is not None:
                 self._compare(entry, counts, now)
 
     def board_moved(self) -> None:
-        """Our board changed: an agreement found before was about the board we had then."""
+        """Our board changed: an agreement found with it as it was no longer holds (one found
+        at a common point still does: that point stays in both boards' past)."""
         for entry in self._members.values():
-            if entry.agreement is Agreement.AGREES:
+            if entry.agreement is Agreement.AGREES and entry.agreed_now:
                 entry.agreement = Agreement.UNKNOWN
 
     def reset_agreement(self) -> None:
         """After a resync our board is new: what we concluded about it no longer holds."""
+        self.forget_passed()
         for entry in self._members.values():
             entry.agreement = Agreement.UNKNOWN
             entry.suspect = None
 
+    def _heard_from(self, entry: _Member, now: float) -> bool:
+        if entry.state in (MemberState.SUSPECTED, MemberState.LEFT):
+            return False
+        return entry.presence is None or now - entry.heard_at <= self.stale_after
+
+    def _stop_comparing(self, entry: _Member) -> None:
+        entry.agreement = Agreement.NOT_COMPARED
+        entry.agreed_now = False
+        entry.suspect = None
+
     def _compare(self, entry: _Member, counts: tuple[int, object], now: float) -> None:
         assert entry.presence is not None
+        if not self._heard_from(entry, now):
+            self._stop_comparing(entry)
+            return
         theirs = entry.presence.board
-        ours: tuple[int, object, str] = (counts[0], counts[1], "")
+        ours: _Ours = (counts[0], counts[1], "")
         if (theirs.ops, theirs.last_key) == counts:
             fingerprint = self._board()
             if fingerprint.board_hash == theirs.board_hash:
-                entry.agreement = Agreement.AGREES
+                entry.agreement, entry.agreed_now = Agreement.AGREES, True
                 entry.suspect = None
                 return
             ours = (counts[0], counts[1], fingerprint.board_hash)
-        if entry.suspect != (theirs, ours):
-            # A new difference (or the first look): remember it, conclude nothing yet.
-            entry.suspect, entry.suspect_since = (theirs, ours), now
-            if entry.agreement is not Agreement.UNKNOWN:
-                entry.agreement = Agreement.UNKNOWN
+        if self._difference_confirmed(entry, (theirs, ours), now):
             return
-        if now - entry.suspect_since >= self.settle and entry.agreement is not Agreement.DIFFERS:
-            self.disagreements += 1
-            entry.agreement = Agreement.DIFFERS
+        entry.agreed_now = False
+        at_common_point = self._agrees_at_a_common_point(entry.presence)
+        entry.agreement = Agreement.AGREES if at_common_point else Agreement.UNKNOWN
+
+    def _difference_confirmed(
+        self, entry: _Member, pair: tuple[BoardFingerprint, _Ours], now: float
+    ) -> bool:
+        """Whether the difference ``pair`` is now believed (see the module docstring)."""
+        if entry.suspect != pair:
+            # A new difference (or the first look): remember it, conclude nothing yet.
+            entry.suspect, entry.suspect_since = pair, now
+            entry.suspect_presences = entry.presences
+            return False
+        if entry.agreement is Agreement.DIFFERS:
+            return True
+        said_again = entry.presences > entry.suspect_presences
+        if not said_again or now - entry.suspect_since < self.settle:
+            return False
+        self.disagreements += 1
+        entry.agreement, entry.agreed_now = Agreement.DIFFERS, False
+        return True
+
+    def _agrees_at_a_common_point(self, presence: Presence) -> bool:
+        for fingerprint in (presence.board, presence.checkpoint):
+            if fingerprint is None:
+                continue
+            ours = self._passed.get((fingerprint.ops, fingerprint.last_key))
+            if ours is not None and ours == fingerprint.board_hash:
+                return True
+        return False
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -165,11 +256,7 @@ class SessionHealth:
         return sum(1 for e in self._members.values() if e.state is MemberState.SUSPECTED)
 
     def differing(self) -> list[int]:
-        return [
-            m
-            for m, e in self._members.items()
-            if e.agreement is Agreement.DIFFERS and e.state is not MemberState.LEFT
-        ]
+        return [m for m, e in self._members.items() if e.agreement is Agreement.DIFFERS]
 
     def agreeing(self) -> list[int]:
         return [m for m, e in self._members.items() if e.agreement is Agreement.AGREES]

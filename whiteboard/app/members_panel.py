@@ -24,6 +24,7 @@ AGREEMENT_TEXT = {
     Agreement.UNKNOWN: "…",
     Agreement.AGREES: "same as yours",
     Agreement.DIFFERS: "differs",
+    Agreement.NOT_COMPARED: "not compared",  # not heard from lately: its word is stale
 }
 TOOLTIPS = (
     "Name and colour the member chose",
@@ -31,7 +32,8 @@ TOOLTIPS = (
     "Repair requests the member sent (it lost packets): its own count",
     "Packets the member sent again for others (retransmissions)",
     "Late ops: ones that reached the member after later ones, inserted in their place",
-    "Whether the member's board is the same as yours, compared when both applied the same ops",
+    "Whether the member's board is the same as yours, compared at a point both boards passed;"
+    " members not heard from lately are not compared",
 )
 
 

@@ -46,7 +46,7 @@ from whiteboard.board.files import (
     save_board,
 )
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
-from whiteboard.presence import BoardFingerprint, Presence, encode_presence
+from whiteboard.presence import BoardFingerprint, Presence, encode_presence, is_checkpoint
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -82,6 +82,9 @@ IDLE_PRESENCE_MS = 10000
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
+# A member whose last presence is older than this many idle presence intervals is not heard
+# from: its board is not compared with ours.
+STALE_PRESENCES = 3
 
 
 class MainWindow(QMainWindow):
@@ -115,6 +118,8 @@ class MainWindow(QMainWindow):
         self._leave_timer: QTimer | None = None
         self._switch_to: SessionSpec | None = None  # the session to join once this one ends
         self._fingerprint_cache: BoardFingerprint | None = None
+        # Our board at its last checkpoint (presence.is_checkpoint), told in our presences.
+        self._checkpoint: BoardFingerprint | None = None
         self._last_presence: tuple[object, ...] | None = None
         self._presence_sent_at = 0.0
         self.presences_sent = 0
@@ -191,7 +196,8 @@ class MainWindow(QMainWindow):
         self.canvas.live_chunks = spec.description.live_strokes
         me = self.transport.member_id
         self.history = History(me)
-        self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)
+        stale_after = STALE_PRESENCES * IDLE_PRESENCE_MS / 1000
+        self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after)
         self._presence_due = False
         self.health.member_changed(me, MemberState.JOINING)
         self.transport_label.setText(spec.describe())
@@ -526,7 +532,20 @@ class MainWindow(QMainWindow):
             counters.get("nacks_sent", 0),
             counters.get("retransmissions", 0),
             counters.get("late_delivered", 0),
+            self._checkpoint,
         )
+
+    def _passed_checkpoint(self) -> None:
+        """An op was applied: at a checkpoint count, keep our board's fingerprint there, to
+        tell the others and to compare theirs with (whiteboard/app/health.py)."""
+        if is_checkpoint(len(self.replica.board)):
+            self._checkpoint = self._fingerprint()
+            self.health.passed(self._checkpoint)
+
+    def _board_replaced(self) -> None:
+        """A board state or a resync: the points our board passed before are not its past."""
+        self._fingerprint_cache = self._checkpoint = None
+        self.health.forget_passed()
 
     def _presence_tick(self, force: bool = False) -> None:
         if self._leaving or self.canvas.is_read_only() or self.transport.finished:
@@ -534,6 +553,7 @@ class MainWindow(QMainWindow):
         now = time.monotonic()
         self.health.check(self._counts(), now)
         presence = self.own_presence()
+        self.health.passed(presence.board)
         state = (presence.board.ops, presence.board.last_key, presence.nacks_sent)
         idle = state == self._last_presence
         due = force or self._presence_due or not idle
@@ -567,6 +587,7 @@ class MainWindow(QMainWindow):
             else:
                 if not change.duplicate:
                     self.health.board_moved()
+                    self._passed_checkpoint()
                 self.canvas.board_changed(change)
                 self._freezes.op_delivered()
             self._refresh_status()
@@ -597,6 +618,7 @@ class MainWindow(QMainWindow):
         elif isinstance(event, BoardStateReceived):
             if self.replica.stats.rejected_states > rejected_states:
                 self.statusBar().showMessage(self.replica.last_rejection, MESSAGE_MS)
+            self._board_replaced()
             self.health.board_moved()
             self.canvas.board_changed(None)
             self._freezes.board_loaded()
@@ -624,7 +646,9 @@ class MainWindow(QMainWindow):
             self.agreement_label.setToolTip("Session ▸ Resync board takes the others' board")
         elif self.health.agreeing():
             self.agreement_label.setText("✓ boards agree")
-            self.agreement_label.setToolTip("Compared by hash with the members' last presence")
+            self.agreement_label.setToolTip(
+                "Compared with each member's board at the last point both boards passed"
+            )
         else:
             self.agreement_label.setText("")
         self.resync_action.setEnabled(bool(differing) and self.spec.can_resync())
@@ -692,7 +716,7 @@ class MainWindow(QMainWindow):
             return
         if self._fresh_board:
             self.replica = Replica()
-            self._fingerprint_cache = None
+            self._fingerprint_cache = self._checkpoint = None
             self.canvas.board_changed(None)
         self._freezes.session_ended()
         try:
