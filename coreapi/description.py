@@ -5,8 +5,9 @@ Each protocol package exports one :class:`TransportDescription` as ``DESCRIPTION
 ``make_core``; ``whiteboard.transport.registry`` finds it by the transport's name. The app, the
 settings, the start dialog, the runtime, the simulator, the replay and the analytics read what
 they need from it: the roles, whether a stroke shows while it is drawn, whether a board can be
-resynced, the parameters (type, default per profile, bounds, help), and the names of the
-protocol events that mean a NACK or a retransmission.
+resynced, the parameters (type, default per profile, bounds, help), the names of the
+protocol events that mean a NACK or a retransmission, and what each phase the core reports
+(the ``phase`` protocol event) means for a person's session.
 """
 
 from __future__ import annotations
@@ -26,6 +27,26 @@ class EventKind(Enum):
 
     NACK_SENT = "NACK sent"
     RETRANSMISSION = "retransmission"
+
+
+class Link(Enum):
+    """Where a member stands with its session, as a phase of its core means it."""
+
+    JOINING = "joining"  # on its way in: not (yet, or any more) a member
+    CONNECTED = "connected"  # a member: what it sends reaches the others
+    LEAVING = "leaving"  # on its way out, by its own choice
+    ENDED = "ended"  # out: nothing it sends goes anywhere
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseMeaning:
+    """What a phase of the core (the ``to`` of its ``phase`` protocol event) means to the app:
+    where the member stands, what it is trying meanwhile (a phrase for a person: "asking the
+    host to let us in"), and whether sends are accepted (queued until they can go)."""
+
+    link: Link
+    doing: str
+    sends: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +109,9 @@ class TransportDescription:
     role_param: str = "role"  # the parameter a role is passed in
     group_param: str | None = None  # a parameter the runtime sets to the session's group
     events: Mapping[str, EventKind] = field(default_factory=dict)  # protocol event -> meaning
+    # The ``to`` value of the core's ``phase`` protocol event -> its meaning for the session
+    # state a person sees (whiteboard/app/session_state.py); empty: no phases reported.
+    phases: Mapping[str, PhaseMeaning] = field(default_factory=dict)
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from coreapi.description import (
     EventKind,
+    Link,
     ParamNote,
+    PhaseMeaning,
     Role,
     TransportDescription,
     describe_params,
@@ -103,4 +105,15 @@ DESCRIPTION = TransportDescription(
     # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
     group_param="group",
     events={"nak_sent": EventKind.NACK_SENT},
+    # mtp.link.Phase, by value. Until ready, sends are queued and go once a token is granted.
+    phases={
+        "new": PhaseMeaning(Link.JOINING, "starting", sends=False),
+        "probing": PhaseMeaning(Link.JOINING, "looking for a host on the group", sends=True),
+        "joining": PhaseMeaning(Link.JOINING, "asking the host to let us in", sends=True),
+        "syncing": PhaseMeaning(Link.JOINING, "receiving the board from the host", sends=True),
+        "ready": PhaseMeaning(Link.CONNECTED, "", sends=True),
+        "leaving": PhaseMeaning(Link.LEAVING, "sending what is left, then leaving", sends=False),
+        "quitting": PhaseMeaning(Link.LEAVING, "telling the host we leave", sends=False),
+        "finished": PhaseMeaning(Link.ENDED, "", sends=False),
+    },
 )

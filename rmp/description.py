@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from coreapi.description import EventKind, ParamNote, TransportDescription, describe_params
+from coreapi.description import (
+    EventKind,
+    Link,
+    ParamNote,
+    PhaseMeaning,
+    TransportDescription,
+    describe_params,
+)
 from rmp.params import PROFILES, params_from_mapping
 
 _N = ParamNote
@@ -87,4 +94,14 @@ DESCRIPTION = TransportDescription(
     live_strokes=True,
     resyncable=True,
     events={"nack_sent": EventKind.NACK_SENT, "retransmission": EventKind.RETRANSMISSION},
+    # rmp.context.Phase, by value. A joining member's sends are queued (RR-2100 §2.8).
+    phases={
+        "new": PhaseMeaning(Link.JOINING, "starting", sends=False),
+        "listening": PhaseMeaning(Link.JOINING, "listening for the others (§5)", sends=True),
+        "joining": PhaseMeaning(Link.JOINING, "asking the others to let us in", sends=True),
+        "image": PhaseMeaning(Link.JOINING, "receiving the board from the others", sends=True),
+        "ready": PhaseMeaning(Link.CONNECTED, "", sends=True),
+        "leaving": PhaseMeaning(Link.LEAVING, "sending what is left, then leaving", sends=False),
+        "finished": PhaseMeaning(Link.ENDED, "", sends=False),
+    },
 )

@@ -112,16 +112,17 @@ def test_problems_reach_the_status_bar_not_a_traceback(
     rogue, _ = open_transport("raw", net, QtReactor(), events.append)
     rogue.open()
     rogue.send(b"not an op")
-    qtbot.waitUntil(
-        lambda: "Ignored a bad drawing" in window_a.statusBar().currentMessage(),
-        timeout=WAIT_MS,
-    )
+    # Issue 17: problems are notices fitted to their room beside the session state, the
+    # whole text in the tooltip (a temporary message ran under the permanent labels).
+    notice = window_a.state_view.notice
+    qtbot.waitUntil(lambda: "Ignored a bad drawing" in notice.full_text(), timeout=WAIT_MS)
+    assert notice.toolTip() == notice.full_text()
     assert len(window_a.replica.board) == 0
     assert window_a.replica.stats.rejected == 1
     rogue.close()
 
     window_a._on_event(Failure("the group went quiet"))
-    assert window_a.statusBar().currentMessage() == "the group went quiet"
+    assert notice.full_text() == "the group went quiet"
 
 
 @pytest.mark.network

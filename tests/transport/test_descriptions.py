@@ -3,9 +3,11 @@ bounds, bounds the package's own factory enforces at the low end, roles it accep
 
 from __future__ import annotations
 
+import importlib
+
 import pytest
 
-from coreapi.description import PROFILES, ParamSpec, TransportDescription
+from coreapi.description import PROFILES, Link, ParamSpec, TransportDescription
 from whiteboard.transport.registry import REGISTRY, TransportUnavailable, describe
 
 BUILT_IN = ("rmp", "mtp", "raw")
@@ -80,3 +82,22 @@ def test_rmp_and_raw_have_no_roles_and_no_session_params() -> None:
         assert description.live_strokes and description.resyncable is resyncable
         assert description.core_params("lan", {"x": 1}) == {"profile": "lan", "x": 1}
         assert description.can_send({"profile": "lan"})
+
+
+@pytest.mark.parametrize(
+    ("name", "phases"),
+    [("rmp", "rmp.context"), ("mtp", "mtp.link")],
+)
+def test_every_phase_a_core_enters_says_what_it_means_for_the_session(
+    name: str, phases: str
+) -> None:
+    """The app derives the session state a person sees from the core's ``phase`` events
+    (whiteboard/app/session_state.py): a phase the description leaves out would show as
+    nothing in particular."""
+    phase = importlib.import_module(phases).Phase
+    described = describe(name).phases
+    assert set(described) == {p.value for p in phase}
+    assert described["ready"].link is Link.CONNECTED and described["ready"].sends
+    assert described["finished"].link is Link.ENDED and not described["finished"].sends
+    for meaning in described.values():
+        assert meaning.link in (Link.CONNECTED, Link.ENDED) or meaning.doing

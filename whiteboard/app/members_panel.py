@@ -7,7 +7,15 @@ from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import QAbstractItemView, QDockWidget, QHeaderView, QTableWidget, QWidget
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDockWidget,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QVBoxLayout,
+    QWidget,
+)
 from PySide6.QtWidgets import QTableWidgetItem as Item
 
 from whiteboard.app.health import Agreement, MemberRow
@@ -41,9 +49,21 @@ class MembersPanel(QDockWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Members", parent)
         self.setObjectName("members")
+        # The session state in full words (whiteboard/app/session_state.py), above the table.
+        self.session = QLabel()
+        self.session.setWordWrap(True)
+        self.session.setContentsMargins(4, 2, 4, 2)
         self.table = member_table(0, COLUMNS, TOOLTIPS, self)
-        self.setWidget(self.table)
+        body = QWidget(self)
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addWidget(self.session)
+        layout.addWidget(self.table)
+        self.setWidget(body)
         self._rows: list[MemberRow] = []
+
+    def show_session(self, text: str) -> None:
+        self.session.setText(text)
 
     def show_rows(self, rows: list[MemberRow]) -> None:
         if rows == self._rows:

@@ -34,6 +34,8 @@ from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
 from whiteboard.app.session import SessionSpec
+from whiteboard.app.session_banner import SessionBanner, SessionStateView
+from whiteboard.app.session_state import SessionLink, SessionTracker
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.app.toolbar import DrawingToolbar
@@ -145,6 +147,13 @@ class MainWindow(QMainWindow):
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
         self.resizeDocks([self.members_panel], [330], Qt.Orientation.Horizontal)
+        # The session state (whiteboard/app/session_state.py) and failures as notices.
+        banner = SessionBanner(
+            self.canvas, self.host_new_board, self.ask_save_board, self.join_again
+        )
+        self.state_view = SessionStateView(
+            self.statusBar(), banner, self.members_panel.show_session, MESSAGE_MS
+        )
         self.transport_label = QLabel()
         self.members_label = QLabel()
         self.agreement_label = QLabel()
@@ -156,6 +165,7 @@ class MainWindow(QMainWindow):
         # Permanent: a temporary message ("Joining: received …") would hide a normal one.
         self.statusBar().addPermanentWidget(self.join_progress)
         for label in (
+            self.state_view.label,
             self.transport_label,
             self.members_label,
             self.agreement_label,
@@ -200,6 +210,9 @@ class MainWindow(QMainWindow):
         self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after)
         self._presence_due = False
         self.health.member_changed(me, MemberState.JOINING)
+        self.session = SessionTracker(spec.description.phases, not spec.is_viewer())
+        self.state_view.banner.set_host_available(spec.description.host_role is not None)
+        self._show_session_state()
         self.transport_label.setText(spec.describe())
         self.resync_action.setEnabled(False)
         self._refresh_status()
@@ -244,12 +257,27 @@ class MainWindow(QMainWindow):
         self._switch_to = spec
         self._fresh_board = fresh_board
         self._presence_timer.stop()
-        self.canvas.set_read_only(True)
+        if not self.transport.finished:
+            self.session.leaving()
+        self._show_session_state()
         if self.transport.finished:
             self._on_finished()
         else:
             self.statusBar().showMessage("Leaving the session…")
             self.transport.close()
+
+    def join_again(self) -> None:
+        """After the session ended: join the same session again, keeping this board."""
+        self.switch_session(self.spec)
+
+    def host_new_board(self) -> None:
+        """After the session ended: host a new session on the same group, from this board
+        (for a transport whose sessions live with a host: the joiners get this board)."""
+        host = self.spec.description.host_role
+        if host is not None:
+            self.switch_session(
+                self.spec.with_params(**{self.spec.description.role_param: host.value})
+            )
 
     def resync(self) -> None:
         """Take the board the others have (TR 90-1141 §3.4, RR-2100 §2.8): leave and join
@@ -575,14 +603,15 @@ class MainWindow(QMainWindow):
     def _on_event(self, event: Event) -> None:
         rejected_states = self.replica.stats.rejected_states
         change = self.replica.handle(event, self.transport)
+        if self.session.on_event(event):
+            self._show_session_state()
         if isinstance(event, Delivered):
             if isinstance(change, Presence):
                 self.health.presence(event.origin, change, self._counts(), time.monotonic())
             elif change is None:
-                self.statusBar().showMessage(
+                self.state_view.tell(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
-                    f"{self.replica.last_rejection}",
-                    MESSAGE_MS,
+                    f"{self.replica.last_rejection}"
                 )
             else:
                 if not change.duplicate:
@@ -603,8 +632,6 @@ class MainWindow(QMainWindow):
                 # An MTP consumer receives only (RFC 1301 §3.1.1): nothing to draw with.
                 self.statusBar().showMessage("Joined as a viewer: you see the board", 5000)
                 return
-            if not self._leaving:
-                self.canvas.set_read_only(False)
             self.statusBar().showMessage("Joined", 3000)
             self._presence_timer.start(PRESENCE_MS)
             self._presence_tick(force=True)
@@ -623,10 +650,35 @@ class MainWindow(QMainWindow):
             self.canvas.board_changed(None)
             self._freezes.board_loaded()
             self._refresh_status()
-        elif isinstance(event, Failure):
+        elif isinstance(event, Failure) and self.session.state.link is not SessionLink.RECONNECTING:
             # Reasons are written for people by the transports; the details are in the log.
-            self.statusBar().showMessage(event.reason, MESSAGE_MS)
+            # (While reconnecting, the state says it already.)
+            self.state_view.tell(event.reason)
         # ProtocolEvent: for the session logs.
+
+    def _show_session_state(self) -> None:
+        """Show the session state, and let the canvas take drawing only when the member can
+        truly send."""
+        state = self.session.state
+        if self.state_view.show(state, self.spec.is_viewer()):
+            self._members_out_of_reach(state.link)
+        self.canvas.set_read_only(self._leaving or not state.can_draw)
+
+    def _members_out_of_reach(self, link: SessionLink) -> None:
+        """Reconnecting, we hear nobody as a member; ended, nobody is with us any more: the
+        members panel and the board comparison must not go on saying otherwise."""
+        if link is SessionLink.RECONNECTING:
+            others = MemberState.SUSPECTED
+        elif link is SessionLink.ENDED:
+            others = MemberState.LEFT
+        else:
+            return
+        for row in self.health.rows():
+            if not row.me and row.state is not MemberState.LEFT:
+                self.health.member_changed(row.member, others)
+        if link is SessionLink.ENDED:
+            self.health.member_changed(self.transport.member_id, MemberState.LEFT)
+        self._refresh_status()
 
     def member_count(self) -> int:
         """Members present (this one included): joining, active or suspected."""
@@ -676,7 +728,9 @@ class MainWindow(QMainWindow):
         if not self._leaving:
             self._leaving = True
             self._presence_timer.stop()
-            self.canvas.set_read_only(True)
+            if not self.transport.finished:
+                self.session.leaving()
+            self._show_session_state()
             # Leave as the protocol says (a BYE, handing over a role...); on_finished follows,
             # at once for raw, after a few exchanges for others.
             self.transport.close()
@@ -695,16 +749,14 @@ class MainWindow(QMainWindow):
         self._finished = True
         self._presence_timer.stop()
         self._close_session_log()
+        self.session.finished()
+        self._show_session_state()
         if self._switch_to is not None:
             # Called from inside the old transport's pump: join once it has returned.
             # With the window as context: if it is gone by then, the call is dropped rather
             # than made on a deleted object.
             QTimer.singleShot(0, self, self._join_switched)
             return
-        if not self._leaving:
-            # The transport ended the session by itself: drawing would go nowhere.
-            self.canvas.set_read_only(True)
-            self.statusBar().showMessage("Left the session")
         if self._leave_timer is not None:
             self._leave_timer.stop()
             # Called from inside the transport's pump: close once it has returned.
@@ -722,7 +774,6 @@ class MainWindow(QMainWindow):
         try:
             self._open_session(spec)
         except (OSError, ValueError) as exc:
-            self.canvas.set_read_only(True)
             QMessageBox.warning(self, "Whiteboard", f"Cannot join the session.\n\n{exc}")
             self.statusBar().showMessage(f"Not in a session: {exc}")
 
