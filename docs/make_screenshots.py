@@ -2,8 +2,9 @@
 
 Run under a virtual X server, on this machine's loopback only (TTL 0)::
 
-    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/make_screenshots.py
+    xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/make_screenshots.py [GROUP ...]
 
+GROUP is ``dialogs``, ``main`` or ``session`` (the session states); all of them by default.
 It opens real windows on a real RMP session on loopback multicast, draws in them with real
 mouse and keyboard events, and grabs the X screen (``QScreen.grabWindow``) into
 ``docs/images/*.png``. Nothing is mocked; what you see is what the app does.
@@ -111,13 +112,7 @@ def sketch(window: MainWindow) -> None:
     canvas.set_tool(ToolKind.PEN)
 
 
-def main() -> int:
-    app = QApplication(sys.argv)
-    app.setApplicationName("Whiteboard")
-    rng = random.Random()
-    group = GroupAddress(f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}", 40123)
-    net = NetConfig(group=group, iface="127.0.0.1", ttl=0)
-
+def dialogs() -> None:
     start = StartDialog(SessionSettings(display_name="Ada"))
     start.show()
     shoot(start, "start-dialog")
@@ -127,6 +122,8 @@ def main() -> int:
     shoot(dialog, "settings-dialog")
     dialog.close()
 
+
+def main_window(net: NetConfig) -> None:
     ada = MainWindow("rmp", net, {"profile": "lan"}, "Ada", colour=0xFFE53935)
     ada.setGeometry(40, 40, 1000, 640)
     ada.show()
@@ -149,6 +146,60 @@ def main() -> int:
     for window in (ada, bob):
         window.close()
     wait_for(lambda: ada.transport.finished and bob.transport.finished, "leaving", 10)
+
+
+def session_states(net: NetConfig) -> None:
+    """An MTP session whose host's computer stops (its sockets closed at once, as when its
+    process is killed): the participant shows *reconnecting*, what it tries and why."""
+    host = MainWindow("mtp", net, {"profile": "lan", "role": "master"}, "Host")
+    host.setGeometry(40, 40, 900, 560)
+    host.show()
+    wait_for(lambda: not host.canvas.is_read_only(), "the host to found the web")
+    ann = MainWindow("mtp", net, {"profile": "lan", "role": "producer"}, "Ann", colour=0xFF1E88E5)
+    ann.setGeometry(40, 40, 1000, 600)
+    ann.show()
+    wait_for(lambda: not ann.canvas.is_read_only(), "Ann to join")
+    sketch(ann)
+    wait_for(lambda: len(host.replica.board) == len(ann.replica.board), "the host's board")
+    host.hide()
+    host._presence_timer.stop()  # as a killed process: no more presences
+    host.carrier.release()  # the host's computer stops: nothing more from it
+    wait_for(lambda: "Reconnecting" in ann.state_view.label.text(), "Ann to notice", 40)
+    shoot(ann, "session-reconnecting")
+    # Then the host comes back and leaves properly: the session ends for everyone.
+    ann.switch_session(ann.spec)  # Ann starts afresh, to be in a web when it ends
+    host = MainWindow("mtp", net, {"profile": "lan", "role": "master"}, "Host")
+    host.show()
+    host.hide()
+    wait_for(
+        lambda: not ann.canvas.is_read_only() and "Connected" in ann.state_view.label.text(),
+        "Ann to join the new host",
+        60,
+    )
+    host.close()
+    wait_for(lambda: "ended" in ann.state_view.label.text(), "the session to end", 30)
+    settle(3000)  # "Joined" gone from the status bar
+    shoot(ann, "session-ended")
+    ann.close()
+    wait_for(lambda: ann.transport.finished and host.transport.finished, "leaving", 10)
+
+
+def main() -> int:
+    app = QApplication(sys.argv)
+    app.setApplicationName("Whiteboard")
+    groups = set(sys.argv[1:]) or {"dialogs", "main", "session"}
+    rng = random.Random()
+    group = GroupAddress(f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}", 40123)
+    net = NetConfig(group=group, iface="127.0.0.1", ttl=0)
+    if "dialogs" in groups:
+        dialogs()
+    if "main" in groups:
+        main_window(net)
+    if "session" in groups:
+        session_net = NetConfig(
+            group=GroupAddress(group.host, group.port + 1), iface="127.0.0.1", ttl=0
+        )
+        session_states(session_net)
     return 0
 
 

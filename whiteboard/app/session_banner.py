@@ -159,9 +159,17 @@ class SessionBanner(QFrame):
             return
         width = min(BANNER_MAX_WIDTH, max(120, canvas.width() - 2 * BANNER_MARGIN))
         self.setFixedWidth(width)
+        # Summed by hand: the word-wrapped message's height is the one at this width (the
+        # layout's own answer comes before the message has its width).
         layout = self.layout()
-        height = layout.heightForWidth(width) if layout is not None else -1
-        self.setFixedHeight(max(height, self.sizeHint().height()))
+        margins = layout.contentsMargins() if layout is not None else None
+        inner = width - (margins.left() + margins.right() if margins else 0)
+        parts = [self.title.sizeHint().height(), self.message.heightForWidth(inner)]
+        if not self.action_row.isHidden():
+            parts.append(self.action_row.sizeHint().height())
+        spacing = layout.spacing() if layout is not None else 0
+        frame = (margins.top() + margins.bottom() if margins else 0) + 2 * self.frameWidth()
+        self.setFixedHeight(sum(parts) + spacing * (len(parts) - 1) + frame)
         self.move((canvas.width() - width) // 2, BANNER_MARGIN)
 
 

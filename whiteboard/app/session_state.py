@@ -58,7 +58,10 @@ class SessionState:
 
     def text(self) -> str:
         """Headline and detail, for a place with room for both (a tooltip, a banner)."""
-        return f"{self.headline} {self.detail}" if self.detail else self.headline
+        if not self.detail:
+            return self.headline
+        joint = " " if self.headline.endswith("…") else ": "
+        return f"{self.headline}{joint}{self.detail}"
 
 
 class SessionTracker:

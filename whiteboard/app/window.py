@@ -690,6 +690,8 @@ class MainWindow(QMainWindow):
         text = f"{count} member{'s' if count != 1 else ''}"
         if suspected:
             text += f" ({suspected} not heard from)"
+        if self.session.state.link is SessionLink.ENDED:
+            text = "not in a session"
         self.members_label.setText(text)
         differing = self.health.differing()
         if differing:
