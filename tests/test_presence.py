@@ -124,12 +124,13 @@ def test_a_version_1_presence_still_decodes_without_a_checkpoint() -> None:
 
 
 def test_checkpoints_are_the_same_counts_everywhere_and_thin_out_as_the_board_grows() -> None:
-    points = [ops for ops in range(0, 5000) if is_checkpoint(ops)]
-    assert points[:4] == [32, 64, 96, 128]
-    assert 0 not in points and 4096 in points
-    # Past 1,024 ops the gap grows with the board: hashing stays a bounded share of the work.
-    gaps = {b - a for a, b in itertools.pairwise(points) if a >= 2048}
-    assert min(gaps) >= 128 and max(gaps) <= 256
+    points = [ops for ops in range(0, 70_000) if is_checkpoint(ops)]
+    assert points[:5] == [256, 512, 768, 1024, 1536]
+    assert 0 not in points and 65_536 in points
+    # Past 1,024 ops, two checkpoints each time the board doubles: hashing the board at each
+    # stays a bounded share of the work of applying its ops.
+    assert all(b - a <= max(256, a // 2) for a, b in itertools.pairwise(points))
+    assert sum(1 for ops in points if 32_768 <= ops < 65_536) == 2
 
 
 def test_the_fingerprint_compares_boards_only_when_they_applied_the_same_ops() -> None:

@@ -195,8 +195,11 @@ def test_a_checkpoint_carried_in_the_presence_is_compared_at_that_point() -> Non
         for board in (mine.board, theirs):
             board.apply((counter,), stroke(CY, counter))
     checkpoint = BoardFingerprint.of(theirs)
-    health.passed(BoardFingerprint.of(mine.board))
-    theirs.apply((5,), stroke(BOB, 1))  # bob went on; his op is not here yet
+    health.passed(BoardFingerprint.of(mine.board), checkpoint=True)
+    for counter in range(3, 100):  # many presence ticks of ours since: none pushes it out
+        mine.board.apply((counter,), stroke(CY, counter))
+        health.passed(BoardFingerprint.of(mine.board))
+    theirs.apply((200,), stroke(BOB, 1))  # bob went on; his op is not here yet
     presence = Presence("bob", 0, BoardFingerprint.of(theirs), checkpoint=checkpoint)
     health.presence(BOB, presence, mine.counts(), 0.0)
     assert health.agreeing() == [BOB]

@@ -42,7 +42,11 @@ from whiteboard.presence import BoardFingerprint, Presence
 from whiteboard.transport.interface import MemberState
 
 MAX_MEMBERS = 4096  # rows kept; past it, new members are counted but not listed
-PASSED_POINTS = 64  # our own board's fingerprints kept for comparisons at a common point
+# Our own board's fingerprints kept for comparisons at a common point: at our presence ticks
+# (every couple of seconds while it changes), and at checkpoints (sparser: kept apart, so that
+# ticks never push out the checkpoint a presence still names).
+PASSED_POINTS = 64
+PASSED_CHECKPOINTS = 16
 
 _Point = tuple[int, OrderKey | None]  # (ops applied, greatest order key): a board's position
 _Ours = tuple[int, object, str]  # our (ops, last key, hash or "" if not hashed)
@@ -101,6 +105,7 @@ class SessionHealth:
         self.stale_after = stale_after
         self._members: dict[int, _Member] = {}
         self._passed: OrderedDict[_Point, str] = OrderedDict()
+        self._checkpoints: OrderedDict[_Point, str] = OrderedDict()
         self.disagreements = 0  # differences confirmed, ever
 
     # -- feeding ----------------------------------------------------------------------------
@@ -116,18 +121,23 @@ class SessionHealth:
             if not self._heard_from(entry, entry.heard_at):
                 self._stop_comparing(entry)
 
-    def passed(self, fingerprint: BoardFingerprint) -> None:
-        """Our board was at ``fingerprint`` (a checkpoint, or when we told the others): kept,
-        the most recent ``PASSED_POINTS``, to compare a presence about that point with."""
+    def passed(self, fingerprint: BoardFingerprint, checkpoint: bool = False) -> None:
+        """Our board was at ``fingerprint`` (when we told the others, or at a ``checkpoint``):
+        kept, the most recent ``PASSED_POINTS`` (``PASSED_CHECKPOINTS``), to compare a
+        presence about that point with."""
+        kept, bound = (
+            (self._checkpoints, PASSED_CHECKPOINTS) if checkpoint else (self._passed, PASSED_POINTS)
+        )
         point = (fingerprint.ops, fingerprint.last_key)
-        self._passed[point] = fingerprint.board_hash
-        self._passed.move_to_end(point)
-        while len(self._passed) > PASSED_POINTS:
-            self._passed.popitem(last=False)
+        kept[point] = fingerprint.board_hash
+        kept.move_to_end(point)
+        while len(kept) > bound:
+            kept.popitem(last=False)
 
     def forget_passed(self) -> None:
         """Our board was replaced (a board state, a resync): its past points are not ours."""
         self._passed.clear()
+        self._checkpoints.clear()
 
     def presence(
         self, member: int, presence: Presence, counts: tuple[int, object], now: float
@@ -218,7 +228,8 @@ class SessionHealth:
         for fingerprint in (presence.board, presence.checkpoint):
             if fingerprint is None:
                 continue
-            ours = self._passed.get((fingerprint.ops, fingerprint.last_key))
+            point = (fingerprint.ops, fingerprint.last_key)
+            ours = self._checkpoints.get(point) or self._passed.get(point)
             if ours is not None and ours == fingerprint.board_hash:
                 return True
         return False

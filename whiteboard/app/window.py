@@ -568,7 +568,7 @@ class MainWindow(QMainWindow):
         tell the others and to compare theirs with (whiteboard/app/health.py)."""
         if is_checkpoint(len(self.replica.board)):
             self._checkpoint = self._fingerprint()
-            self.health.passed(self._checkpoint)
+            self.health.passed(self._checkpoint, checkpoint=True)
 
     def _board_replaced(self) -> None:
         """A board state or a resync: the points our board passed before are not its past."""
