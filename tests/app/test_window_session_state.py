@@ -10,9 +10,11 @@ from pytestqt.qtbot import QtBot
 from tests.app.test_window import PATH, drag
 from tests.app.test_window_health import kill_hard
 from tests.app.test_window_mtp import WAIT_MS, open_mtp_window, ready
+from tests.app.test_window_rmp import open_rmp_window
 from whiteboard.app.session_state import SessionLink
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
+from whiteboard.transport.events import Failure
 
 
 def row_of(window: MainWindow, name: str) -> list[str]:
@@ -68,6 +70,7 @@ def test_a_session_the_host_ended_says_so_and_hosting_anew_keeps_the_board(
     assert banner.isVisible() and banner.title.text() == "Session ended"
     assert "closed the web" in banner.message.text()
     assert "save it, host a new board with it, or join again" in banner.message.text()
+    assert "Save board" in banner.save_button.text() and banner.join_button.isVisible()
     assert banner.action_row.isVisible() and banner.host_button.isVisible()
     assert ann.canvas.is_read_only()  # nothing drawn now could go anywhere
     assert "Session ended" in ann.state_view.label.text()
@@ -82,3 +85,41 @@ def test_a_session_the_host_ended_says_so_and_hosting_anew_keeps_the_board(
     bob = open_mtp_window(qtbot, net, "bob", "producer")
     qtbot.waitUntil(lambda: ready(bob), timeout=WAIT_MS)
     assert bob.replica.board.hash() == ann.replica.board.hash()
+
+
+@pytest.mark.network
+def test_a_notice_said_while_joining_stays_once_joined(qtbot: QtBot, net: NetConfig) -> None:
+    """What a member is told while it joins ("no member answered our join requests; starting
+    with an empty board", RR-2100 §2.8) stays readable once it is in: only a change to or from
+    reconnecting or ended clears notices, as the state's own sentence then says it all."""
+    alone = open_rmp_window(qtbot, net, "alone")
+    assert alone.session.state.link is SessionLink.JOINING
+    alone._on_event(Failure("no member answered our join requests; starting with an empty board"))
+    qtbot.waitUntil(lambda: alone.session.state.link is SessionLink.CONNECTED, timeout=WAIT_MS)
+    assert "starting with an empty board" in alone.state_view.notice.full_text()
+    assert not alone.canvas.is_read_only() and not alone.state_view.banner.isVisible()
+
+
+@pytest.mark.network
+def test_joining_again_after_the_session_ended_keeps_the_board(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    host = open_mtp_window(qtbot, net, "host", "master")
+    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
+    ann = open_mtp_window(qtbot, net, "ann", "producer")
+    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    drag(ann, PATH)
+    qtbot.waitUntil(lambda: len(host.replica.board) == 1, timeout=WAIT_MS)
+    host.close()
+    qtbot.waitUntil(lambda: ann.session.state.link is SessionLink.ENDED, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: host.transport.finished, timeout=WAIT_MS)
+    again = open_mtp_window(qtbot, net, "again", "master")  # someone hosts anew
+    qtbot.waitUntil(lambda: ready(again), timeout=WAIT_MS)
+    ann.state_view.banner.join_button.click()
+    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    assert ann.session.state.link is SessionLink.CONNECTED
+    assert not ann.state_view.banner.isVisible()
+    # Ann takes the session's board as it is now (TR 90-1141 §3.4: handed to the joiner); hers
+    # alone would differ from everyone's. The banner offered to save it first.
+    assert len(ann.replica.board) == 0
+    assert ann.replica.board.hash() == again.replica.board.hash()

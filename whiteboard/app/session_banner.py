@@ -96,7 +96,9 @@ class SessionBanner(QFrame):
         )
         self.save_button = QPushButton("Save board…")
         self.join_button = QPushButton("Join again")
-        self.join_button.setToolTip("Join the same session again, keeping this board")
+        self.join_button.setToolTip(
+            "Join the same session again and take the board it has (save yours first to keep it)"
+        )
         self._host_available = True
         buttons = QHBoxLayout()
         buttons.setContentsMargins(0, 4, 0, 0)
@@ -142,9 +144,11 @@ class SessionBanner(QFrame):
                 message += " You can draw once you are in."
             elif state.link is SessionLink.ENDED:
                 message += (
-                    " Your board stays here: save it, host a new board with it, or join again."
+                    " Your board stays here: save it, host a new board with it, or join again"
+                    " (and take the board the session has then)."
                     if self._host_available
-                    else " Your board stays here: save it, or join again."
+                    else " Your board stays here: save it, or join again (and take the board"
+                    " the session has then)."
                 )
             self.message.setText(message.strip())
         self.action_row.setVisible(state.link is SessionLink.ENDED)
@@ -207,9 +211,13 @@ class SessionStateView:
         viewing = viewer and state.link is SessionLink.CONNECTED
         note = "You joined as a viewer: you see the board but cannot draw." if viewing else ""
         self.banner.show_state(state, note)
-        changed = before is not None and before.link is not state.link
-        if changed:
-            self.notice.set_full_text("")  # what it said was about the state before
+        links = (before.link if before is not None else state.link, state.link)
+        changed = links[0] is not links[1]
+        if changed and (SessionLink.RECONNECTING in links or SessionLink.ENDED in links):
+            # The state's own sentence says why now, or the trouble is over: a notice about
+            # it would repeat it or be stale. (One said while joining, "starting with an
+            # empty board", stays on after joining.)
+            self.notice.set_full_text("")
         return changed
 
     def tell(self, text: str) -> None:

@@ -267,8 +267,9 @@ class MainWindow(QMainWindow):
             self.transport.close()
 
     def join_again(self) -> None:
-        """After the session ended: join the same session again, keeping this board."""
-        self.switch_session(self.spec)
+        """After the session ended: join the same session again and take the board it has
+        (ours, kept, would differ from everyone's; the banner offers to save it first)."""
+        self.switch_session(self.spec, fresh_board=self.spec.can_resync())
 
     def host_new_board(self) -> None:
         """After the session ended: host a new session on the same group, from this board
