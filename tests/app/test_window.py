@@ -115,14 +115,14 @@ def test_problems_reach_the_status_bar_not_a_traceback(
     # Issue 17: problems are notices fitted to their room beside the session state, the
     # whole text in the tooltip (a temporary message ran under the permanent labels).
     notice = window_a.state_view.notice
-    qtbot.waitUntil(lambda: "Ignored a bad drawing" in notice.full_text(), timeout=WAIT_MS)
-    assert notice.toolTip() == notice.full_text()
+    qtbot.waitUntil(lambda: "Ignored a bad drawing" in notice.text(), timeout=WAIT_MS)
+    assert notice.toolTip() == notice.text()
     assert len(window_a.replica.board) == 0
     assert window_a.replica.stats.rejected == 1
     rogue.close()
 
     window_a._on_event(Failure("the group went quiet"))
-    assert notice.full_text() == "the group went quiet"
+    assert notice.text() == "the group went quiet"
 
 
 @pytest.mark.network

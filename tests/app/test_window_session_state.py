@@ -51,7 +51,7 @@ def test_rfc1301_3_2_5_when_the_host_dies_the_others_show_reconnecting_and_why(
     assert row_of(ann, "host")[1] == "not heard from"
     assert "boards agree" not in ann.agreement_label.text()
     assert not ann.canvas.is_read_only()  # MTP queues what is drawn while rejoining
-    assert ann.state_view.notice.full_text() == ""  # the state says it: no second message
+    assert ann.state_view.notice.text() == ""  # the state says it: no second message
 
 
 @pytest.mark.network
@@ -96,7 +96,7 @@ def test_a_notice_said_while_joining_stays_once_joined(qtbot: QtBot, net: NetCon
     assert alone.session.state.link is SessionLink.JOINING
     alone._on_event(Failure("no member answered our join requests; starting with an empty board"))
     qtbot.waitUntil(lambda: alone.session.state.link is SessionLink.CONNECTED, timeout=WAIT_MS)
-    assert "starting with an empty board" in alone.state_view.notice.full_text()
+    assert "starting with an empty board" in alone.state_view.notice.text()
     assert not alone.canvas.is_read_only() and not alone.state_view.banner.isVisible()
 
 

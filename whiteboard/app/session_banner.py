@@ -34,20 +34,25 @@ LINK_COLOURS = {
 
 class ElidedLabel(QLabel):
     """A one-line label that never asks for more room than it gets: a text too long for its
-    width ends in "…", and the whole text is in its tooltip."""
+    width ends in "…", and the whole text is in its tooltip. A drop-in for a QLabel:
+    ``setText`` takes and ``text`` gives the whole text; ``shown_text`` is what is painted."""
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self._full = ""
         self.setMinimumWidth(40)
 
-    def set_full_text(self, text: str) -> None:
+    def setText(self, text: str) -> None:
         self._full = text
         self.setToolTip(text)
         self._elide()
+        self.updateGeometry()  # its size hint follows the whole text
 
-    def full_text(self) -> str:
+    def text(self) -> str:
         return self._full
+
+    def shown_text(self) -> str:
+        return super().text()
 
     def minimumSizeHint(self) -> QSize:
         return QSize(40, super().minimumSizeHint().height())
@@ -197,7 +202,7 @@ class SessionStateView:
         self._notice_ms = notice_ms
         self._timer = QTimer(self.notice)
         self._timer.setSingleShot(True)
-        self._timer.timeout.connect(lambda: self.notice.set_full_text(""))
+        self._timer.timeout.connect(lambda: self.notice.setText(""))
         status_bar.addWidget(self.notice, 1)
         self.shown: SessionState | None = None
 
@@ -217,11 +222,11 @@ class SessionStateView:
             # The state's own sentence says why now, or the trouble is over: a notice about
             # it would repeat it or be stale. (One said while joining, "starting with an
             # empty board", stays on after joining.)
-            self.notice.set_full_text("")
+            self.notice.setText("")
         return changed
 
     def tell(self, text: str) -> None:
-        self.notice.set_full_text(text)
+        self.notice.setText(text)
         self._timer.start(self._notice_ms)
 
 

@@ -34,7 +34,7 @@ from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
 from whiteboard.app.session import SessionSpec
-from whiteboard.app.session_banner import SessionBanner, SessionStateView
+from whiteboard.app.session_banner import ElidedLabel, SessionBanner, SessionStateView
 from whiteboard.app.session_state import SessionLink, SessionTracker
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
@@ -156,7 +156,7 @@ class MainWindow(QMainWindow):
         )
         self.transport_label = QLabel()
         self.members_label = QLabel()
-        self.agreement_label = QLabel()
+        self.agreement_label = ElidedLabel()  # names may be long: it shrinks first
         self.ops_label = QLabel()
         self.join_progress = QProgressBar()
         self.join_progress.setMaximumWidth(160)
@@ -697,8 +697,11 @@ class MainWindow(QMainWindow):
         differing = self.health.differing()
         if differing:
             names = ", ".join(self.health.name_of(m) for m in differing[:3])
-            self.agreement_label.setText(f"⚠ board differs from {names}")
-            self.agreement_label.setToolTip("Session ▸ Resync board takes the others' board")
+            text = f"⚠ board differs from {names}"
+            self.agreement_label.setText(text)
+            self.agreement_label.setToolTip(
+                f"{text}\nSession ▸ Resync board takes the others' board"
+            )
         elif self.health.agreeing():
             self.agreement_label.setText("✓ boards agree")
             self.agreement_label.setToolTip(
