@@ -233,3 +233,45 @@ def test_a_member_whose_presence_went_stale_is_not_compared() -> None:
     assert health.agreeing() == [BOB]
     health.check(mine.counts(), 30.5)
     assert health.agreeing() == [] and health.rows()[1].agreement is Agreement.NOT_COMPARED
+
+
+def test_rr2100_2_3_a_member_still_repairing_is_not_called_different() -> None:
+    """Bob waits for a lost packet of cy's (RR-2100 §2.3: NACKed until repaired, or given up
+    after WI): his board lags ours while nobody draws, but his NACK count keeps rising, so
+    the op is in flight, not lost. Once he stops asking and still lags, it is lost: reported."""
+    mine, health = setup()
+    mine.board.apply((1,), stroke(CY, 1))
+    lagging = Board()
+    for second in range(0, 30, 2):
+        health.presence(BOB, presence_of("bob", lagging, nacks=second), mine.counts(), second)
+        assert health.differing() == []
+    for second in range(30, 40, 2):  # he gave up: no more NACKs, still without cy's op
+        health.presence(BOB, presence_of("bob", lagging, nacks=30), mine.counts(), second)
+    assert health.differing() == [BOB]
+
+
+def test_while_we_are_repairing_a_difference_is_not_believed() -> None:
+    nacks = [0]
+    mine = Replica()
+    health = SessionHealth(ME, mine.fingerprint, repairs=lambda: nacks[0])
+    health.member_changed(BOB, MemberState.ACTIVE)
+    ahead = Board()
+    ahead.apply((1,), stroke(CY, 1))  # we lack it, and keep asking for it
+    for second in range(0, 30, 2):
+        nacks[0] = second
+        health.presence(BOB, presence_of("bob", ahead), mine.counts(), second)
+        assert health.differing() == []
+
+
+def test_out_of_reach_nobody_is_active_and_nobody_compared() -> None:
+    """Issue 17: an MTP member rejoining after its host died still listed the host as active
+    and said the boards agreed. Reconnecting: the others are not heard from; ended: all left."""
+    mine, health = setup()
+    health.presence(BOB, presence_of("bob", mine.board), mine.counts(), 0.0)
+    assert health.agreement_text()[0] == "✓ boards agree"
+    health.out_of_reach(ended=False)
+    assert [r.state for r in health.rows()] == [MemberState.ACTIVE, MemberState.SUSPECTED]
+    assert health.agreement_text() == ("", "") and health.present() == 2
+    health.out_of_reach(ended=True)
+    assert [r.state for r in health.rows()] == [MemberState.LEFT, MemberState.LEFT]
+    assert health.present() == 0

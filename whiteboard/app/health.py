@@ -19,9 +19,11 @@ invariant), so a presence's board fingerprint is compared with ours, like with l
 * **At rest, confirmed by the member.** A difference with the board we have now (counts, or
   hashes at equal counts) is believed only when the member says it again: the same pair of
   fingerprints (theirs, ours), unequal, in a later presence of theirs received ``settle``
-  seconds or more after the first look, neither board having moved in between. A session at
-  rest converges, so such a difference is a replica that lost or gained something for good (an
-  op never repaired, say); it is reported and the window offers a resync. A member that died
+  seconds or more after the first look, neither board having moved in between, and neither
+  side still repairing (the NACKs each has sent unchanged: a member waiting for a lost packet
+  asks again and again, RR-2100 §2.3, until it is repaired or given up). A session at rest
+  converges, so such a difference is a replica that lost or gained something for good (an op
+  never repaired, say); it is reported and the window offers a resync. A member that died
   sends no later presence: its last words, about a board that was still receiving, are never
   taken for a disagreement.
 * **Only members heard from.** A member whose transport state is *suspected* or *left*, or
@@ -50,6 +52,8 @@ PASSED_CHECKPOINTS = 16
 
 _Point = tuple[int, OrderKey | None]  # (ops applied, greatest order key): a board's position
 _Ours = tuple[int, object, str]  # our (ops, last key, hash or "" if not hashed)
+# A difference awaiting confirmation: their board and NACKs sent, ours and ours.
+_Suspect = tuple[BoardFingerprint, int, _Ours, int]
 
 
 class Agreement(StrEnum):
@@ -82,7 +86,7 @@ class _Member:
     agreed_now: bool = False  # the agreement is about our board as it is now
     # The (theirs, ours) fingerprints of a comparison that found a difference, when it was
     # first seen and how many presences we had then: awaiting the member's confirmation.
-    suspect: tuple[BoardFingerprint, _Ours] | None = None
+    suspect: _Suspect | None = None
     suspect_since: float = 0.0
     suspect_presences: int = 0
 
@@ -94,13 +98,16 @@ class SessionHealth:
         board: Callable[[], BoardFingerprint],
         settle: float = 5.0,
         stale_after: float = 30.0,
+        repairs: Callable[[], int] = lambda: 0,
     ) -> None:
         """``board`` gives our own board's fingerprint; it is called only when the counts
         match (hashing a large board costs milliseconds). ``settle``: seconds a difference
         must last, both boards unchanged, to be believed. ``stale_after``: seconds after which
-        a member's last presence no longer speaks for it (a few presence intervals)."""
+        a member's last presence no longer speaks for it (a few presence intervals).
+        ``repairs``: the NACKs our transport has sent so far (still rising: still repairing)."""
         self.me = me
         self._board = board
+        self._repairs = repairs
         self.settle = settle
         self.stale_after = stale_after
         self._members: dict[int, _Member] = {}
@@ -176,6 +183,17 @@ class SessionHealth:
             entry.agreement = Agreement.UNKNOWN
             entry.suspect = None
 
+    def out_of_reach(self, ended: bool) -> None:
+        """We are out of the session: reconnecting (nobody heard as a member: each other one
+        not heard from) or ``ended`` (everyone, us too, left)."""
+        others = MemberState.LEFT if ended else MemberState.SUSPECTED
+        for member, entry in self._members.items():
+            if member == self.me:
+                if ended:
+                    entry.state = MemberState.LEFT
+            elif entry.state is not MemberState.LEFT:
+                self.member_changed(member, others)
+
     def _heard_from(self, entry: _Member, now: float) -> bool:
         if entry.state in (MemberState.SUSPECTED, MemberState.LEFT):
             return False
@@ -200,19 +218,18 @@ class SessionHealth:
                 entry.suspect = None
                 return
             ours = (counts[0], counts[1], fingerprint.board_hash)
-        if self._difference_confirmed(entry, (theirs, ours), now):
+        suspect = (theirs, entry.presence.nacks_sent, ours, self._repairs())
+        if self._difference_confirmed(entry, suspect, now):
             return
         entry.agreed_now = False
         at_common_point = self._agrees_at_a_common_point(entry.presence)
         entry.agreement = Agreement.AGREES if at_common_point else Agreement.UNKNOWN
 
-    def _difference_confirmed(
-        self, entry: _Member, pair: tuple[BoardFingerprint, _Ours], now: float
-    ) -> bool:
-        """Whether the difference ``pair`` is now believed (see the module docstring)."""
-        if entry.suspect != pair:
+    def _difference_confirmed(self, entry: _Member, suspect: _Suspect, now: float) -> bool:
+        """Whether the difference ``suspect`` is now believed (see the module docstring)."""
+        if entry.suspect != suspect:
             # A new difference (or the first look): remember it, conclude nothing yet.
-            entry.suspect, entry.suspect_since = pair, now
+            entry.suspect, entry.suspect_since = suspect, now
             entry.suspect_presences = entry.presences
             return False
         if entry.agreement is Agreement.DIFFERS:
@@ -268,6 +285,18 @@ class SessionHealth:
 
     def differing(self) -> list[int]:
         return [m for m, e in self._members.items() if e.agreement is Agreement.DIFFERS]
+
+    def agreement_text(self) -> tuple[str, str]:
+        """What the status bar says of agreement, and its tooltip."""
+        differing = self.differing()
+        if differing:
+            names = ", ".join(self.name_of(m) for m in differing[:3])
+            text = f"⚠ board differs from {names}"
+            return text, f"{text}\nSession ▸ Resync board takes the others' board"
+        if self.agreeing():
+            tip = "Compared with each member's board at the last point both boards passed"
+            return "✓ boards agree", tip
+        return "", ""
 
     def agreeing(self) -> list[int]:
         return [m for m, e in self._members.items() if e.agreement is Agreement.AGREES]

@@ -207,7 +207,9 @@ class MainWindow(QMainWindow):
         me = self.transport.member_id
         self.history = History(me)
         stale_after = STALE_PRESENCES * IDLE_PRESENCE_MS / 1000
-        self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after)
+        self.health = SessionHealth(
+            me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after, self._nacks_sent
+        )
         self._presence_due = False
         self.health.member_changed(me, MemberState.JOINING)
         self.session = SessionTracker(spec.description.phases, not spec.is_viewer())
@@ -549,6 +551,9 @@ class MainWindow(QMainWindow):
             cached = self._fingerprint_cache = BoardFingerprint.of(board)
         return cached
 
+    def _nacks_sent(self) -> int:
+        return self.transport.counters().get("nacks_sent", 0)
+
     def _counts(self) -> tuple[int, object]:
         return len(self.replica.board), self.replica.board.last_key
 
@@ -668,18 +673,9 @@ class MainWindow(QMainWindow):
     def _members_out_of_reach(self, link: SessionLink) -> None:
         """Reconnecting, we hear nobody as a member; ended, nobody is with us any more: the
         members panel and the board comparison must not go on saying otherwise."""
-        if link is SessionLink.RECONNECTING:
-            others = MemberState.SUSPECTED
-        elif link is SessionLink.ENDED:
-            others = MemberState.LEFT
-        else:
-            return
-        for row in self.health.rows():
-            if not row.me and row.state is not MemberState.LEFT:
-                self.health.member_changed(row.member, others)
-        if link is SessionLink.ENDED:
-            self.health.member_changed(self.transport.member_id, MemberState.LEFT)
-        self._refresh_status()
+        if link in (SessionLink.RECONNECTING, SessionLink.ENDED):
+            self.health.out_of_reach(ended=link is SessionLink.ENDED)
+            self._refresh_status()
 
     def member_count(self) -> int:
         """Members present (this one included): joining, active or suspected."""
@@ -694,22 +690,10 @@ class MainWindow(QMainWindow):
         if self.session.state.link is SessionLink.ENDED:
             text = "not in a session"
         self.members_label.setText(text)
-        differing = self.health.differing()
-        if differing:
-            names = ", ".join(self.health.name_of(m) for m in differing[:3])
-            text = f"⚠ board differs from {names}"
-            self.agreement_label.setText(text)
-            self.agreement_label.setToolTip(
-                f"{text}\nSession ▸ Resync board takes the others' board"
-            )
-        elif self.health.agreeing():
-            self.agreement_label.setText("✓ boards agree")
-            self.agreement_label.setToolTip(
-                "Compared with each member's board at the last point both boards passed"
-            )
-        else:
-            self.agreement_label.setText("")
-        self.resync_action.setEnabled(bool(differing) and self.spec.can_resync())
+        text, tooltip = self.health.agreement_text()
+        self.agreement_label.setText(text)
+        self.agreement_label.setToolTip(tooltip)
+        self.resync_action.setEnabled(bool(self.health.differing()) and self.spec.can_resync())
         ops = len(self.replica.board)
         self.ops_label.setText(f"{ops} op{'s' if ops != 1 else ''}")
         self.members_panel.show_rows(self.health.rows(self._own_row_presence()))
