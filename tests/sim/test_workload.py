@@ -260,3 +260,23 @@ def test_a_crashed_members_presence_timer_dies_with_it_and_restarts_with_it() ->
     # Idle: one on joining, then one every ten seconds, from one timer only.
     assert 3 <= sent.count(1) - crashed <= 5
     assert workload.presence.sent == len(sent)
+
+
+def test_simulated_presences_carry_the_checkpoint_as_the_apps_do() -> None:
+    """whiteboard/presence.py: past a checkpoint count, a presence tells the board there; the
+    simulated members do as the app, and, raw here losing nothing, their checkpoints agree."""
+    session = SimSession("raw", 2, seed=7)
+    workload = CollabWorkload(session, seed=7)
+    sent: list[tuple[int, bytes]] = []
+    session.send_observers.append(lambda peer, payload: sent.append((peer.index, payload)))
+    for index in range(2):
+        session.start(index)
+    session.network.run(until=1.0)
+    last = workload.schedule(300, 1.0)
+    session.network.run(until=last + 5.0)
+    assert all(len(peer.replica.board) == 300 for peer in session.peers)
+    checkpoints = {
+        i: decode_presence(p).checkpoint for i, p in sent if is_presence(p)
+    }  # each member's last
+    assert checkpoints[0] is not None and checkpoints[0].ops == 256
+    assert checkpoints[0] == checkpoints[1]

@@ -11,9 +11,9 @@ from collections.abc import Mapping
 
 from whiteboard.board import Board
 from whiteboard.board.synthetic import PALETTE
-from whiteboard.presence import BoardFingerprint, Presence, encode_presence
+from whiteboard.presence import BoardFingerprint, Presence, encode_presence, is_checkpoint
 from whiteboard.sim.session import Peer, SimSession
-from whiteboard.transport.events import Event, EventHandler, MemberChanged, Ready
+from whiteboard.transport.events import Delivered, Event, EventHandler, MemberChanged, Ready
 from whiteboard.transport.interface import MemberState
 
 # As the app: a presence on joining, then every PRESENCE_S while the board or the NACK count
@@ -74,9 +74,19 @@ class _Announcer:
         self.last_state: tuple[object, ...] | None = None
         self.sent_at = -math.inf
         self.fingerprint: BoardFingerprint | None = None
+        # The board at its last checkpoint, told in presences as the app does (presence.py).
+        self.checkpoint: BoardFingerprint | None = None
+        self.applied = 0
         self.rng = random.Random()  # seeded on joining
 
     def on_event(self, event: Event) -> None:
+        board = self.peer.replica.board
+        if len(board) != self.applied:  # an op applied (or a board state adopted)
+            self.applied = len(board)
+            if isinstance(event, Delivered) and is_checkpoint(self.applied):
+                self.checkpoint = self._fingerprint(board)
+            elif not isinstance(event, Delivered):
+                self.checkpoint = None  # a board state: its past is not this board's
         if isinstance(event, MemberChanged):
             if event.member not in self.seen and event.state is not MemberState.LEFT:
                 self.due = True  # a newcomer: tell it who we are soon
@@ -99,6 +109,7 @@ class _Announcer:
             counters.get("nacks_sent", 0),
             counters.get("retransmissions", 0),
             counters.get("late_delivered", 0),
+            self.checkpoint,
         )
         state = (presence.board.ops, presence.board.last_key, presence.nacks_sent)
         due = force or self.due or state != self.last_state
