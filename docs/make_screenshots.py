@@ -178,7 +178,6 @@ def session_states(net: NetConfig) -> None:
     )
     host.close()
     wait_for(lambda: "ended" in ann.state_view.label.text(), "the session to end", 30)
-    settle(3000)  # "Joined" gone from the status bar
     shoot(ann, "session-ended")
     ann.close()
     wait_for(lambda: ann.transport.finished and host.transport.finished, "leaving", 10)

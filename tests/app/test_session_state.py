@@ -87,3 +87,11 @@ def test_a_transport_without_phases_goes_by_ready_and_its_end() -> None:
     assert session.state.link is SessionLink.CONNECTED
     session.finished()
     assert session.state == session.state.__class__(SessionLink.ENDED, "The session ended.")
+
+
+def test_a_session_that_could_not_start_says_why() -> None:
+    session = tracker("rmp")
+    session.leaving()
+    session.finished("could not join the session: no such interface 10.9.9.9")
+    assert session.state.link is SessionLink.ENDED
+    assert session.state.detail == "Could not join the session: no such interface 10.9.9.9."

@@ -164,7 +164,8 @@ def test_the_join_progress_shows_while_the_board_arrives(qtbot: QtBot, net: NetC
     window._on_event(JoinProgress(3, 10))
     assert window.join_progress.isVisible()
     assert (window.join_progress.value(), window.join_progress.maximum()) == (3, 10)
-    assert "received 3 of 10 parts" in window.statusBar().currentMessage()
+    assert "Receiving the board: 3 of 10 parts" in window.state_view.label.toolTip()
+    assert "3 of 10 parts" in window.state_view.banner.message.text()
     qtbot.waitUntil(lambda: not window.canvas.is_read_only(), timeout=RMP_WAIT_MS)
     assert not window.join_progress.isVisible()
 

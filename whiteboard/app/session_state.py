@@ -102,10 +102,12 @@ class SessionTracker:
         if self.state.link is not SessionLink.ENDED:
             self.state = SessionState(SessionLink.LEAVING, "Leaving the session.")
 
-    def finished(self) -> None:
+    def finished(self, reason: str = "") -> None:
         """The transport finished: by our leave, or by itself (then the last failure says
-        why, if there was one)."""
-        if self.state.link is SessionLink.LEAVING:
+        why, if there was one), or could not start (``reason``)."""
+        if reason:
+            why = _sentence(reason)
+        elif self.state.link is SessionLink.LEAVING:
             why = "You left the session."
         elif self._last_failure:
             why = _sentence(self._last_failure)

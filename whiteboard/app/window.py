@@ -218,7 +218,6 @@ class MainWindow(QMainWindow):
         self.transport_label.setText(spec.describe())
         self.resync_action.setEnabled(False)
         self._refresh_status()
-        self.statusBar().showMessage("Joining…")
         self.transport.open()
 
     def _start_session_log(self, spec: SessionSpec) -> SessionLogWriter | None:
@@ -265,7 +264,6 @@ class MainWindow(QMainWindow):
         if self.transport.finished:
             self._on_finished()
         else:
-            self.statusBar().showMessage("Leaving the session…")
             self.transport.close()
 
     def join_again(self) -> None:
@@ -389,7 +387,7 @@ class MainWindow(QMainWindow):
             # Too big for the transport, or not in a session any more: say so, keep running.
             self.canvas.forget_pending(op.id)
             self.history.forget(op.id)
-            self.statusBar().showMessage(f"Could not send the drawing: {exc}", MESSAGE_MS)
+            self.state_view.tell(f"Could not send the drawing: {exc}")
             return False
         self._record_sent(payload)
         return True
@@ -635,22 +633,16 @@ class MainWindow(QMainWindow):
             self.join_progress.hide()
             self.health.member_changed(self.transport.member_id, MemberState.ACTIVE)
             if self.spec.is_viewer():
-                # An MTP consumer receives only (RFC 1301 §3.1.1): nothing to draw with.
-                self.statusBar().showMessage("Joined as a viewer: you see the board", 5000)
-                return
-            self.statusBar().showMessage("Joined", 3000)
+                return  # an MTP consumer receives only (RFC 1301 §3.1.1): nothing to tell
             self._presence_timer.start(PRESENCE_MS)
             self._presence_tick(force=True)
         elif isinstance(event, JoinProgress):
             self.join_progress.setRange(0, max(1, event.total))
             self.join_progress.setValue(event.received)
-            self.join_progress.show()
-            self.statusBar().showMessage(
-                f"Joining: received {event.received} of {event.total} parts of the board…"
-            )
+            self.join_progress.show()  # and the session state says it in words
         elif isinstance(event, BoardStateReceived):
             if self.replica.stats.rejected_states > rejected_states:
-                self.statusBar().showMessage(self.replica.last_rejection, MESSAGE_MS)
+                self.state_view.tell(self.replica.last_rejection)
             self._board_replaced()
             self.health.board_moved()
             self.canvas.board_changed(None)
@@ -728,7 +720,6 @@ class MainWindow(QMainWindow):
             event.accept()
             return
         event.ignore()
-        self.statusBar().showMessage("Leaving the session…")
         if self._leave_timer is None:
             self._leave_timer = QTimer(self)
             self._leave_timer.setSingleShot(True)
@@ -765,7 +756,8 @@ class MainWindow(QMainWindow):
             self._open_session(spec)
         except (OSError, ValueError) as exc:
             QMessageBox.warning(self, "Whiteboard", f"Cannot join the session.\n\n{exc}")
-            self.statusBar().showMessage(f"Not in a session: {exc}")
+            self.session.finished(f"Could not join the session: {exc}")
+            self._show_session_state()
 
     def _give_up_leaving(self) -> None:
         log.warning("the %s transport did not finish leaving in time", self.transport.name)
