@@ -101,7 +101,7 @@ def test_a_notice_said_while_joining_stays_once_joined(qtbot: QtBot, net: NetCon
 
 
 @pytest.mark.network
-def test_joining_again_after_the_session_ended_keeps_the_board(
+def test_joining_again_after_the_session_ended_takes_the_sessions_board(
     qtbot: QtBot, net: NetConfig
 ) -> None:
     host = open_mtp_window(qtbot, net, "host", "master")
