@@ -82,6 +82,8 @@ IDLE_PRESENCE_MS = 10000
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
+# Said by the disabled tools, the canvas and the status bar to a member whose role cannot send.
+VIEWER_REASON = "You joined as a viewer: you can look, not draw"
 
 
 class MainWindow(QMainWindow):
@@ -189,6 +191,7 @@ class MainWindow(QMainWindow):
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
         # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
         self.canvas.live_chunks = spec.description.live_strokes
+        self._show_role()
         me = self.transport.member_id
         self.history = History(me)
         self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)
@@ -251,6 +254,16 @@ class MainWindow(QMainWindow):
         if self.spec.can_resync():
             self.switch_session(self.spec, fresh_board=True)
 
+    def _show_role(self) -> None:
+        """A viewer (its role cannot send, RFC 1301 §3.1.1) gets its drawing tools disabled,
+        each saying why; what only looks (pan, zoom, save, export) stays."""
+        can_draw = not self.spec.is_viewer()
+        reason = "" if can_draw else VIEWER_REASON
+        self.toolbar.set_drawing_enabled(can_draw, reason)
+        for action in (self.open_action, self.clear_action, self.delete_action):
+            action.setEnabled(can_draw)
+        self.canvas.setToolTip(reason)
+
     # -- toolbar and menus ------------------------------------------------------------------
 
     def _build_toolbar(self) -> None:
@@ -299,7 +312,9 @@ class MainWindow(QMainWindow):
         select_all = self._action(
             "Select &all", self.canvas.select_all, QKeySequence(keys.SelectAll)
         )
-        delete = self._action("&Delete selection", self.canvas.delete_selection)
+        delete = self.delete_action = self._action(
+            "&Delete selection", self.canvas.delete_selection
+        )
         delete.setToolTip("Delete selection (Delete)")
         edit.addActions([self.undo_action, self.redo_action])
         edit.addSeparator()
@@ -580,7 +595,7 @@ class MainWindow(QMainWindow):
             self.health.member_changed(self.transport.member_id, MemberState.ACTIVE)
             if self.spec.is_viewer():
                 # An MTP consumer receives only (RFC 1301 §3.1.1): nothing to draw with.
-                self.statusBar().showMessage("Joined as a viewer: you see the board", 5000)
+                self.statusBar().showMessage(VIEWER_REASON)
                 return
             if not self._leaving:
                 self.canvas.set_read_only(False)
