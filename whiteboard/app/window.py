@@ -41,6 +41,7 @@ from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.board.files import (
     FILE_FILTER,
     BoardFileError,
+    OpenedBoard,
     ensure_extension,
     open_board,
     save_board,
@@ -72,6 +73,7 @@ log = logging.getLogger(__name__)
 # others at once that we are gone; a stuck leave must still not keep the window open forever.
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
+DONE_MS = 5000  # how long a "done" stays in the status bar
 # Presence (whiteboard/presence.py): sent on joining, then every PRESENCE_MS while our board or
 # counters change, and every IDLE_PRESENCE_MS otherwise, so an idle session stays quiet (an MTP
 # master may hibernate) yet a newcomer learns names within seconds.
@@ -121,6 +123,7 @@ class MainWindow(QMainWindow):
         self._presence_sent_at = 0.0
         self.presences_sent = 0
         self._import_queue: list[Op] = []
+        self._importing = ""  # the file being sent, for the status bar
         self._import_timer = QTimer(self)
         self._import_timer.timeout.connect(self._send_import_batch)
         # The settings this window was opened with, if it came from them (main.py sets it):
@@ -425,42 +428,58 @@ class MainWindow(QMainWindow):
         return True
 
     def ask_open_board(self) -> None:
+        """Read and check the file first (a damaged one is said so, nothing asked), then ask
+        before replacing everyone's board with it."""
         if self.canvas.is_read_only():
             self.statusBar().showMessage("Join a session before opening a board", MESSAGE_MS)
             return
         path, _ = QFileDialog.getOpenFileName(self, "Open board", "", FILE_FILTER)
         if not path:
             return
+        opened = self._read_board_file(Path(path))
+        if opened is None:
+            return
         answer = QMessageBox.question(
             self,
             "Open board",
-            "Replace the board for everyone in the session with this file's?\n\n"
+            f"Replace the board for everyone in the session with {Path(path).name}'s?\n\n"
             "It is cleared, then what the file shows is drawn as yours. Undo brings the "
             "board back.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.open_board_from(Path(path))
+            self._import_board(opened, Path(path).name)
+        else:
+            self.statusBar().clearMessage()
 
     def open_board_from(self, path: Path) -> bool:
         """Replace the shared board with the file's picture (whiteboard/app/importing.py).
         A file that cannot be read changes nothing."""
+        opened = self._read_board_file(path)
+        if opened is None:
+            return False
+        self._import_board(opened, path.name)
+        return True
+
+    def _read_board_file(self, path: Path) -> OpenedBoard | None:
         try:
-            opened = open_board(path)
+            return open_board(path)
         except BoardFileError as exc:
             QMessageBox.warning(self, "Open board", str(exc))
-            return False
+            return None
+
+    def _import_board(self, opened: OpenedBoard, name: str) -> None:
         clear = Clear(self._next_op_id())
         plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
         self._import_queue = [clear, *plan.ops]
         self.history.record([clear.id, *(op.id for op in plan.ops)])
         note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
-        self.statusBar().showMessage(f"Opening {path.name}{note}…", MESSAGE_MS)
+        self._importing = f"{name}{note}"
+        self.statusBar().showMessage(f"Opening {self._importing}…")
         self._send_import_batch()
         if self._import_queue:
             self._import_timer.start(IMPORT_BATCH_MS)
-        return True
 
     def _send_import_batch(self) -> None:
         """A file's ops go out a batch at a time, so a big board neither fills the
@@ -472,9 +491,14 @@ class MainWindow(QMainWindow):
         for op in batch:
             if not self._send_op(op):
                 self._import_queue = []
+                self._importing = ""  # _send_op said why in the status bar
                 break
         if not self._import_queue:
             self._import_timer.stop()
+            if self._importing:
+                # The "Opening…" goes with the work it announced.
+                self.statusBar().showMessage(f"Opened {self._importing}", DONE_MS)
+                self._importing = ""
 
     def ask_export_board(self, visible: bool = False) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export board", "", EXPORT_FILTER)
