@@ -7,8 +7,8 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -71,8 +71,40 @@ def select(box: QComboBox, value: object) -> None:
         box.setCurrentIndex(index)
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped label that always gets the height its text needs at its width.
+
+    Qt lays a top-level window out by minimum sizes, which ignore a wrapped label's
+    height-for-width: a two-line message got one line's height and was clipped top and
+    bottom. Asking for that height as the minimum, whenever the width or the text changes,
+    makes the layout (and the dialog) grow to show it whole."""
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setMinimumHeight(self.text_height(self.width()))
+
+    def text_height(self, width: int) -> int:
+        """The height the text needs at ``width`` (not ``heightForWidth``: a QLabel's is at
+        least its minimum height, which would keep the tallest height it ever had)."""
+        if not self.text():
+            return 0
+        margins = self.contentsMargins()
+        inner = width - margins.left() - margins.right() - 2 * self.margin()
+        flags = Qt.TextFlag.TextWordWrap | self.alignment()
+        text = self.fontMetrics().boundingRect(QRect(0, 0, max(inner, 1), 0), flags, self.text())
+        return text.height() + margins.top() + margins.bottom() + 2 * self.margin()
+
+
 def error_label(parent: QWidget) -> QLabel:
-    label = QLabel(parent)
+    """A field's or the form's problem: red, word-wrapped, hidden until there is one."""
+    label = WrappedLabel(parent)
     label.setStyleSheet(ERROR_STYLE)
     label.setWordWrap(True)
     label.hide()
