@@ -84,6 +84,7 @@ IDLE_PRESENCE_MS = 10000
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
+MEMBERS_WIDTH = 400  # the members panel's default width: names, state, counters, board
 # Said by the disabled tools, the canvas and the status bar to a member whose role cannot send.
 VIEWER_REASON = "You joined as a viewer: you can look, not draw"
 
@@ -144,7 +145,7 @@ class MainWindow(QMainWindow):
 
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
-        self.resizeDocks([self.members_panel], [330], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.members_panel], [MEMBERS_WIDTH], Qt.Orientation.Horizontal)
         self.transport_label = QLabel()
         self.members_label = QLabel()
         self.agreement_label = QLabel()
