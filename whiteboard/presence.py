@@ -20,6 +20,7 @@ Wire format, one msgpack array::
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import msgpack
@@ -32,6 +33,48 @@ MAX_NAME = 40  # characters
 MAX_PRESENCE_BYTES = 512
 MAX_KEY_INTS = 16
 _U63 = 2**63 - 1
+
+
+# When a presence is sent (PresenceSchedule): every PRESENCE_S while what it says changes, every
+# IDLE_PRESENCE_S otherwise, so an idle session stays quiet (an MTP master may hibernate) yet a
+# newcomer learns names within seconds.
+PRESENCE_S = 2.0
+IDLE_PRESENCE_S = 10.0
+
+# Members' default colours, ARGB: twelve that tell people apart on the white board (each pair at
+# least 30 apart in CIELAB, each at least 50 from white: tests/test_presence.py measures it).
+MEMBER_COLOURS: tuple[int, ...] = (
+    0xFFE53935,  # red
+    0xFF1E88E5,  # blue
+    0xFF43A047,  # green
+    0xFFFB8C00,  # orange
+    0xFF8E24AA,  # purple
+    0xFF00897B,  # teal
+    0xFFD81B60,  # pink
+    0xFF6D4C41,  # brown
+    0xFF9E9D24,  # olive
+    0xFF000000,  # black
+    0xFFE040FB,  # magenta
+    0xFF1A237E,  # navy
+)
+
+
+def default_colour(member: int, taken: Collection[int] = ()) -> int:
+    """A member's default colour: its own place in :data:`MEMBER_COLOURS` (by its member id,
+    random per session), or the next one nobody in ``taken`` uses (the colours in the presences
+    heard). With every colour taken, its own place's."""
+    start = member % len(MEMBER_COLOURS)
+    for step in range(len(MEMBER_COLOURS)):
+        colour = MEMBER_COLOURS[(start + step) % len(MEMBER_COLOURS)]
+        if colour not in taken:
+            return colour
+    return MEMBER_COLOURS[start]
+
+
+def yields_colour(me: int, other: int) -> bool:
+    """Of two members with the same default colour, which one moves: the greater member id, so
+    that the two never both move (and collide again)."""
+    return me > other
 
 
 class PresenceDecodeError(ValueError):
@@ -74,6 +117,43 @@ class Presence:
         for value in (self.nacks_sent, self.retransmissions, self.late_delivered, self.board.ops):
             if not 0 <= value <= _U63:
                 raise ValueError("presence counters must be 0 .. 2**63-1")
+
+
+def _gist(presence: Presence) -> tuple[object, ...]:
+    """What, when it changes, makes a presence worth sending at once."""
+    return (
+        presence.name,
+        presence.colour,
+        presence.board.ops,
+        presence.board.last_key,
+        presence.nacks_sent,
+    )
+
+
+class PresenceSchedule:
+    """When to multicast a presence, for the app and ``whiteboard peer`` alike (no clock of its
+    own: the caller asks with its time, every :data:`PRESENCE_S`).
+
+    The first is due at once: sent as the very first payload once the member is ready, so the
+    others learn its name and colour with the join and never show a bare member id. After
+    that, one whenever what it says changed, and one every ``idle_s`` regardless, so a member
+    that joins later learns every name soon."""
+
+    def __init__(self, idle_s: float = IDLE_PRESENCE_S) -> None:
+        self.idle_s = idle_s
+        self.due = True  # set it to send at the next tick (a newcomer, a new name...)
+        self._said: tuple[object, ...] | None = None
+        self._sent_at: float | None = None
+
+    def is_due(self, presence: Presence, now: float) -> bool:
+        if self.due or self._sent_at is None or _gist(presence) != self._said:
+            return True
+        return now - self._sent_at >= self.idle_s
+
+    def sent(self, presence: Presence, now: float) -> None:
+        self.due = False
+        self._said = _gist(presence)
+        self._sent_at = now
 
 
 def is_presence(payload: bytes) -> bool:
@@ -155,11 +235,17 @@ def decode_presence(payload: bytes) -> Presence:
 
 
 __all__ = [
+    "IDLE_PRESENCE_S",
     "MAX_NAME",
+    "MEMBER_COLOURS",
+    "PRESENCE_S",
     "BoardFingerprint",
     "Presence",
     "PresenceDecodeError",
+    "PresenceSchedule",
     "decode_presence",
+    "default_colour",
     "encode_presence",
     "is_presence",
+    "yields_colour",
 ]

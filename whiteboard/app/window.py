@@ -47,7 +47,15 @@ from whiteboard.board.files import (
     save_board,
 )
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
-from whiteboard.presence import BoardFingerprint, Presence, encode_presence
+from whiteboard.presence import (
+    PRESENCE_S,
+    BoardFingerprint,
+    Presence,
+    PresenceSchedule,
+    default_colour,
+    encode_presence,
+    yields_colour,
+)
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -74,13 +82,11 @@ log = logging.getLogger(__name__)
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
 DONE_MS = 5000  # how long a "done" stays in the status bar
-# Presence (whiteboard/presence.py): sent on joining, then every PRESENCE_MS while our board or
-# counters change, and every IDLE_PRESENCE_MS otherwise, so an idle session stays quiet (an MTP
-# master may hibernate) yet a newcomer learns names within seconds.
+# Presence (whiteboard/presence.py): sent first on joining, then as PresenceSchedule says,
+# looked at every PRESENCE_MS.
 IMPORT_BATCH = 200  # ops of an opened file sent at a time, every IMPORT_BATCH_MS
 IMPORT_BATCH_MS = 20
-PRESENCE_MS = 2000
-IDLE_PRESENCE_MS = 10000
+PRESENCE_MS = round(PRESENCE_S * 1000)
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
@@ -103,7 +109,7 @@ class MainWindow(QMainWindow):
         params: Mapping[str, object] | None = None,
         display_name: str = "",
         parent: QWidget | None = None,
-        colour: int = DEFAULT_COLOUR,
+        colour: int | None = None,
         log_dir: Path | None = None,
         record: bool = True,
     ) -> None:
@@ -112,7 +118,10 @@ class MainWindow(QMainWindow):
         self.record = record
         self.session_log: SessionLogWriter | None = None
         self.display_name = display_name or "anonymous"
-        self.colour = colour
+        # None: a default colour, from our member id and the colours others use, changed if
+        # another member has it; an explicit one (chosen in the settings) is kept.
+        self.own_colour = colour is not None
+        self.colour = colour if colour is not None else DEFAULT_COLOUR
         self.replica = Replica()
         self._counter = itertools.count(1)
         self._leaving = False
@@ -120,8 +129,7 @@ class MainWindow(QMainWindow):
         self._leave_timer: QTimer | None = None
         self._switch_to: SessionSpec | None = None  # the session to join once this one ends
         self._fingerprint_cache: BoardFingerprint | None = None
-        self._last_presence: tuple[object, ...] | None = None
-        self._presence_sent_at = 0.0
+        self._presence_schedule = PresenceSchedule()
         self.presences_sent = 0
         self._import_queue: list[Op] = []
         self._importing = ""  # the file being sent, for the status bar
@@ -141,7 +149,7 @@ class MainWindow(QMainWindow):
         # state may still be on its way.
         self.canvas.set_read_only(True)
         self.setCentralWidget(self.canvas)
-        self.canvas.colour = colour
+        self.canvas.colour = self.colour
 
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
@@ -199,7 +207,9 @@ class MainWindow(QMainWindow):
         me = self.transport.member_id
         self.history = History(me)
         self.health = SessionHealth(me, self._fingerprint, AGREEMENT_SETTLE_S)
-        self._presence_due = False
+        self._presence_schedule = PresenceSchedule()
+        if not self.own_colour:
+            self._take_colour(default_colour(me))
         self.health.member_changed(me, MemberState.JOINING)
         self.transport_label.setText(spec.describe())
         self.resync_action.setEnabled(False)
@@ -533,9 +543,10 @@ class MainWindow(QMainWindow):
         parameters by leaving this session cleanly and joining that one."""
         previous, self.settings = self.settings, chosen
         self.display_name = chosen.display_name
-        self.colour = chosen.colour
-        self.canvas.colour = chosen.colour
-        self._presence_due = True
+        self.own_colour = chosen.own_colour
+        if chosen.own_colour:
+            self._take_colour(chosen.colour)
+        self._presence_schedule.due = True
         try:
             spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
         except ValueError as exc:
@@ -545,6 +556,30 @@ class MainWindow(QMainWindow):
             self.switch_session(spec)
 
     # -- presence and health ----------------------------------------------------------------
+
+    def _take_colour(self, argb: int) -> None:
+        """Our colour is now ``argb``; the tool bar follows unless another colour was picked
+        there for drawing."""
+        if self.canvas.colour == self.colour:
+            self.toolbar.set_colour(argb)
+        self.colour = argb
+        self._presence_schedule.due = True
+
+    def _avoid_colour_of(self, member: int, presence: Presence) -> None:
+        """Another member shows our default colour: of the two, one moves to a free colour
+        (never both: they would collide again). A colour chosen in the settings stays."""
+        me = self.transport.member_id
+        if self.own_colour or member == me or presence.colour != self.colour:
+            return
+        if yields_colour(me, member):
+            self._take_colour(default_colour(me, self._colours_heard()))
+
+    def _colours_heard(self) -> set[int]:
+        return {
+            row.colour
+            for row in self.health.rows()
+            if not row.me and row.colour is not None and row.state is not MemberState.LEFT
+        }
 
     def _fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
@@ -574,11 +609,7 @@ class MainWindow(QMainWindow):
         now = time.monotonic()
         self.health.check(self._counts(), now)
         presence = self.own_presence()
-        state = (presence.board.ops, presence.board.last_key, presence.nacks_sent)
-        idle = state == self._last_presence
-        due = force or self._presence_due or not idle
-        if due or now - self._presence_sent_at >= IDLE_PRESENCE_MS / 1000:
-            self._presence_due = False
+        if force or self._presence_schedule.is_due(presence, now):
             payload = encode_presence(presence)
             try:
                 self.transport.send(payload)
@@ -586,8 +617,7 @@ class MainWindow(QMainWindow):
                 return  # leaving: nothing to tell
             self._record_sent(payload)
             self.presences_sent += 1
-            self._last_presence = state
-            self._presence_sent_at = now
+            self._presence_schedule.sent(presence, now)
         self._refresh_status()
 
     # -- transport events -------------------------------------------------------------------
@@ -598,6 +628,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, Delivered):
             if isinstance(change, Presence):
                 self.health.presence(event.origin, change, self._counts(), time.monotonic())
+                self._avoid_colour_of(event.origin, change)
             elif change is None:
                 self.statusBar().showMessage(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
@@ -612,7 +643,7 @@ class MainWindow(QMainWindow):
             self._refresh_status()
         elif isinstance(event, MemberChanged):
             if event.member not in self.health and event.state is not MemberState.LEFT:
-                self._presence_due = True  # a newcomer: tell it who we are soon
+                self._presence_schedule.due = True  # a newcomer: tell it who we are soon
             self.health.member_changed(event.member, event.state)
             self._refresh_status()
         elif isinstance(event, Ready):
