@@ -30,6 +30,7 @@ from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
 from whiteboard.app.importing import copies_of
+from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
@@ -346,7 +347,8 @@ class MainWindow(QMainWindow):
         )
         session.addAction(self.resync_action)
         session.addSeparator()
-        session.addAction(self._action("&Leave and close", self.close, QKeySequence(keys.Quit)))
+        self.quit_action = self._action("&Leave and close", self.ask_close, QKeySequence(keys.Quit))
+        session.addAction(self.quit_action)
         view = self.menuBar().addMenu("&View")
         zoom_in = self._action(
             "Zoom &in", self.canvas.zoom_in, QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")
@@ -424,10 +426,9 @@ class MainWindow(QMainWindow):
 
     # -- files ------------------------------------------------------------------------------
 
-    def ask_save_board(self) -> None:
+    def ask_save_board(self) -> bool:
         path, _ = QFileDialog.getSaveFileName(self, "Save board", "", FILE_FILTER)
-        if path:
-            self.save_board_to(ensure_extension(Path(path)))
+        return bool(path) and self.save_board_to(ensure_extension(Path(path)))
 
     def save_board_to(self, path: Path) -> bool:
         try:
@@ -572,14 +573,9 @@ class MainWindow(QMainWindow):
         if self.own_colour or member == me or presence.colour != self.colour:
             return
         if yields_colour(me, member):
-            self._take_colour(default_colour(me, self._colours_heard()))
-
-    def _colours_heard(self) -> set[int]:
-        return {
-            row.colour
-            for row in self.health.rows()
-            if not row.me and row.colour is not None and row.state is not MemberState.LEFT
-        }
+            rows = self.health.rows()
+            heard = {r.colour for r in rows if r.colour and r.state is not MemberState.LEFT}
+            self._take_colour(default_colour(me, heard))
 
     def _fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
@@ -718,7 +714,26 @@ class MainWindow(QMainWindow):
 
     # -- leaving ----------------------------------------------------------------------------
 
+    def leaving_loss(self) -> LeavingLoss:
+        undelivered = len(self.canvas.pending_ops()) + len(self._import_queue)
+        return LeavingLoss.of(self.health.rows(), self.replica.board, undelivered)
+
+    def may_leave(self) -> bool:
+        """Ask first when leaving would lose something (whiteboard/app/leaving.py)."""
+        finished = self._leaving or self.transport.finished
+        return finished or confirm_leaving(self, self.leaving_loss(), self.ask_save_board)
+
+    def ask_close(self) -> None:
+        """Session ▸ Leave and close (Ctrl+Q): a person leaving, who is asked first."""
+        if self.may_leave():
+            self.close()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        # The window manager's close button is a person leaving too; a close by the program
+        # (after asking, a session switch, tests) is not asked again.
+        if event.spontaneous() and not self.may_leave():
+            event.ignore()
+            return
         self._switch_to = None  # closing wins over a pending switch
         if not self._leaving:
             self._leaving = True
