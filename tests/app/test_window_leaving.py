@@ -3,6 +3,7 @@ on a board, or drawings not yet delivered; real windows on loopback multicast.""
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,8 +13,10 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, WAIT_MS, drag, open_window
 from whiteboard.app.leaving import LeavingLoss
-from whiteboard.app.window import MainWindow
-from whiteboard.board.files import open_board
+from whiteboard.app.window import IMPORT_BATCH, MainWindow
+from whiteboard.board import Board
+from whiteboard.board.files import open_board, save_board
+from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.runtime import NetConfig
 
 Button = QMessageBox.StandardButton
@@ -101,3 +104,23 @@ def test_drawings_not_yet_delivered_are_asked_about_even_with_others() -> None:
     assert both is not None and "2 of your drawings have" in both and "last member" in both
     assert LeavingLoss(last_member=True, objects=0, undelivered=0).question() is None
     assert LeavingLoss(last_member=False, objects=5, undelivered=0).question() is None
+
+
+@pytest.mark.network
+def test_leaving_while_a_file_is_still_being_sent_asks_even_with_others(
+    qtbot: QtBot, net: NetConfig, asked: Asked, tmp_path: Path
+) -> None:
+    ann, bob = open_window(qtbot, net, "ann"), open_window(qtbot, net, "bob")
+    qtbot.waitUntil(lambda: not ann.leaving_loss().last_member, timeout=WAIT_MS)
+    big = Board()
+    rng = random.Random(3)
+    for counter in range(1, IMPORT_BATCH + 51):
+        big.apply((counter,), synthetic_stroke(7, counter, rng))
+    path = tmp_path / "big.wbd"
+    save_board(path, big)
+    assert ann.open_board_from(path)  # the first batch is sent, the rest queued
+    ann.quit_action.trigger()
+    [text] = asked.texts
+    assert "of your drawings have not reached the others yet" in text
+    assert "last member" not in text
+    assert ann.isVisible() and bob.isVisible()
