@@ -215,3 +215,17 @@ def test_a_presence_is_due_at_once_then_on_change_then_when_idle() -> None:
     assert schedule.is_due(ada, 10.0)  # idle, but newcomers must learn names
     schedule.due = True  # a newcomer was seen
     assert schedule.is_due(ada, 3.0)
+
+
+def test_a_chosen_colour_travels_with_the_presence_and_older_presences_read_as_defaults() -> None:
+    board = BoardFingerprint(0, None, "0" * 64)
+    chosen = Presence("cy", 0xFF123456, board, colour_chosen=True)
+    assert decode_presence(encode_presence(chosen)).colour_chosen
+    older = msgpack.packb(
+        ["wb-presence", 1, "ann", MEMBER_COLOURS[0], 0, [], bytes(32), 0, 0, 0], use_bin_type=True
+    )
+    assert decode_presence(older).colour_chosen is False
+    with pytest.raises(PresenceDecodeError):
+        decode_presence(msgpack.packb([*msgpack.unpackb(older), "yes"], use_bin_type=True))
+    # A default colour always moves off a chosen one.
+    assert yields_colour(1, 9, other_chose=True)

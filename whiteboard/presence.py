@@ -12,7 +12,12 @@ an op starts with its kind (an int), a presence with the string ``"wb-presence"`
 
 Wire format, one msgpack array::
 
-    ["wb-presence", 1, name, colour, ops, last_key, hash, nacks, retransmissions, late]
+    ["wb-presence", 1, name, colour, ops, last_key, hash, nacks, retransmissions, late,
+     colour_chosen]
+
+``colour_chosen`` (a bool, absent in presences from before it: false) says the person chose
+the colour, so that a member with a default colour moves off it rather than waiting for the
+other to (see :func:`yields_colour`).
 
 ``last_key`` is the order key as an array of ints (empty if the board is empty), ``hash`` the
 32-byte SHA-256 of the board's visible state (``Board.hash()``) as bin.
@@ -71,10 +76,11 @@ def default_colour(member: int, taken: Collection[int] = ()) -> int:
     return MEMBER_COLOURS[start]
 
 
-def yields_colour(me: int, other: int) -> bool:
-    """Of two members with the same default colour, which one moves: the greater member id, so
-    that the two never both move (and collide again)."""
-    return me > other
+def yields_colour(me: int, other: int, other_chose: bool = False) -> bool:
+    """Whether a member with a default colour moves off the one ``other`` shows too: always
+    if ``other`` chose it (a chosen colour never moves); of two defaults, the greater member
+    id's, so that the two never both move (and collide again)."""
+    return other_chose or me > other
 
 
 class PresenceDecodeError(ValueError):
@@ -108,6 +114,7 @@ class Presence:
     nacks_sent: int = 0
     retransmissions: int = 0
     late_delivered: int = 0
+    colour_chosen: bool = False  # chosen by the person, not a default
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.name) <= MAX_NAME:
@@ -187,6 +194,7 @@ def encode_presence(presence: Presence) -> bytes:
             presence.nacks_sent,
             presence.retransmissions,
             presence.late_delivered,
+            presence.colour_chosen,
         ],
         use_bin_type=True,
     )
@@ -209,9 +217,12 @@ def decode_presence(payload: bytes) -> Presence:
         )
     except Exception as exc:  # msgpack raises several unrelated types on bad input
         raise PresenceDecodeError(f"presence is not valid msgpack: {exc}") from None
-    if not isinstance(item, list) or len(item) != 10 or item[0] != MAGIC:
+    if not isinstance(item, list) or len(item) not in (10, 11) or item[0] != MAGIC:
         raise PresenceDecodeError("not a presence array")
-    _, version, name, colour, ops, key, digest, nacks, retrans, late = item
+    _, version, name, colour, ops, key, digest, nacks, retrans, late, *rest = item
+    colour_chosen = rest[0] if rest else False
+    if not isinstance(colour_chosen, bool):
+        raise PresenceDecodeError("presence colour_chosen must be a bool")
     if version != VERSION:
         raise PresenceDecodeError(f"unsupported presence version {version!r}")
     if not isinstance(name, str) or not isinstance(digest, bytes) or len(digest) != 32:
@@ -229,6 +240,7 @@ def decode_presence(payload: bytes) -> Presence:
             nacks,
             retrans,
             late,
+            colour_chosen,
         )
     except ValueError as exc:
         raise PresenceDecodeError(str(exc)) from None

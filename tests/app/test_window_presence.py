@@ -70,13 +70,19 @@ def test_default_colours_differ_and_the_greater_id_moves_off_a_taken_one(
 
 
 @pytest.mark.network
-def test_a_colour_chosen_in_the_settings_is_kept(qtbot: QtBot, net: NetConfig) -> None:
+def test_a_chosen_colour_is_kept_and_a_default_one_moves_off_it(
+    qtbot: QtBot, net: NetConfig
+) -> None:
     ann = open_window(qtbot, net, "ann")
-    chosen = MainWindow("raw", net, {}, "cy", colour=ann.colour)
-    qtbot.addWidget(chosen)
-    chosen.show()
-    qtbot.waitUntil(lambda: "cy" in names_heard(ann), timeout=WAIT_MS)
-    assert chosen.own_colour and chosen.colour == names_heard(ann)["cy"]
+    taken = ann.colour
+    cy = MainWindow("raw", net, {}, "cy", colour=taken)  # chosen in the settings
+    qtbot.addWidget(cy)
+    cy.show()
+    # Whichever member id is greater, the default colour is the one that moves.
+    qtbot.waitUntil(lambda: ann.colour != taken, timeout=WAIT_MS)
+    assert cy.own_colour and cy.colour == taken
+    qtbot.waitUntil(lambda: names_heard(ann).get("cy") == taken, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: names_heard(cy).get("ann") == ann.colour, timeout=WAIT_MS)
 
 
 @pytest.mark.network

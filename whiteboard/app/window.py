@@ -572,7 +572,7 @@ class MainWindow(QMainWindow):
         me = self.transport.member_id
         if self.own_colour or member == me or presence.colour != self.colour:
             return
-        if yields_colour(me, member):
+        if yields_colour(me, member, presence.colour_chosen):
             rows = self.health.rows()
             heard = {r.colour for r in rows if r.colour and r.state is not MemberState.LEFT}
             self._take_colour(default_colour(me, heard))
@@ -597,6 +597,7 @@ class MainWindow(QMainWindow):
             counters.get("nacks_sent", 0),
             counters.get("retransmissions", 0),
             counters.get("late_delivered", 0),
+            self.own_colour,
         )
 
     def _presence_tick(self, force: bool = False) -> None:
