@@ -244,6 +244,7 @@ def test_a_fields_problem_is_shown_whole(qtbot: QtBot) -> None:
 
 def test_a_fields_problem_goes_once_the_field_is_right(qtbot: QtBot) -> None:
     dialog = open_dialog(qtbot)
+    height = dialog.height()
     retype(qtbot, dialog.group_edit, "239.1.2.3")
     retype(qtbot, dialog.name_edit, "")
     press_ok(qtbot, dialog)
@@ -256,6 +257,8 @@ def test_a_fields_problem_goes_once_the_field_is_right(qtbot: QtBot) -> None:
     assert dialog.rows["display_name"].error.isVisible()
     retype(qtbot, dialog.name_edit, "Ada")
     assert not dialog.rows["display_name"].error.isVisible()
+    # The room the messages took goes with them.
+    qtbot.waitUntil(lambda: dialog.height() == height)
     # No problem appears while typing: only OK shows them.
     retype(qtbot, dialog.group_edit, "nonsense")
     assert not dialog.rows["group"].error.isVisible()

@@ -12,7 +12,7 @@ import random
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -196,6 +196,15 @@ class StartDialog(QDialog):
             self.rows[key].set_error(
                 "\n".join(p.message for p in problems if p.field == key) or None
             )
+        if not any(row.error.text() for row in self.rows.values()):
+            # The room the messages took goes with them (the width the person gave stays).
+            QTimer.singleShot(0, self, self._fit_height)
+
+    def _fit_height(self) -> None:
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self.resize(self.width(), self.minimumSizeHint().height())
 
     def collect(self) -> SessionSettings:
         """The session as the dialog shows it (unchecked)."""
