@@ -56,6 +56,7 @@ class PeerConfig:
     until_delivered: int | None = None
     wait_members: int = 0  # other members to see before drawing
     linger: float = 1.0  # after the goal: keep serving repairs this long before leaving
+    presence: bool = True  # multicast a presence (whiteboard/presence.py), as the app does
     params: Mapping[str, object] = field(default_factory=dict)
     record: bool = True  # write a session log (docs/session-log.md)
     log_dir: Path | None = None  # None: WHITEBOARD_LOG_DIR, else the app's data folder
@@ -190,7 +191,8 @@ class HeadlessPeer:
             self._check_goal()
         elif isinstance(event, Ready):
             self.join_ms = round((self.reactor.time() - self.started) * 1000.0, 3)
-            if describe(self.config.transport).can_send(self.config.params):
+            can_send = describe(self.config.transport).can_send(self.config.params)
+            if self.config.presence and can_send:
                 # As the app: who we are first, before any drawing (whiteboard/presence.py).
                 self._presence_tick()
             self._maybe_start_drawing()
