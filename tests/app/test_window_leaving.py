@@ -12,8 +12,9 @@ from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, WAIT_MS, drag, open_window
+from whiteboard.app.import_sender import IMPORT_BATCH
 from whiteboard.app.leaving import LeavingLoss
-from whiteboard.app.window import IMPORT_BATCH, MainWindow
+from whiteboard.app.window import MainWindow
 from whiteboard.board import Board
 from whiteboard.board.files import open_board, save_board
 from whiteboard.board.synthetic import synthetic_stroke

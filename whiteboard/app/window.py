@@ -29,6 +29,7 @@ from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
+from whiteboard.app.import_sender import ImportSender
 from whiteboard.app.importing import copies_of
 from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
@@ -85,8 +86,6 @@ MESSAGE_MS = 15000  # how long a failure stays in the status bar
 DONE_MS = 5000  # how long a "done" stays in the status bar
 # Presence (whiteboard/presence.py): sent first on joining, then as PresenceSchedule says,
 # looked at every PRESENCE_MS.
-IMPORT_BATCH = 200  # ops of an opened file sent at a time, every IMPORT_BATCH_MS
-IMPORT_BATCH_MS = 20
 PRESENCE_MS = round(PRESENCE_S * 1000)
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
@@ -132,10 +131,7 @@ class MainWindow(QMainWindow):
         self._fingerprint_cache: BoardFingerprint | None = None
         self._presence_schedule = PresenceSchedule()
         self.presences_sent = 0
-        self._import_queue: list[Op] = []
-        self._importing = ""  # the file being sent, for the status bar
-        self._import_timer = QTimer(self)
-        self._import_timer.timeout.connect(self._send_import_batch)
+        self.importer = ImportSender(self, self._send_op, self._import_done)
         # The settings this window was opened with, if it came from them (main.py sets it):
         # the settings dialog starts from them.
         self.settings: SessionSettings | None = None
@@ -484,33 +480,14 @@ class MainWindow(QMainWindow):
     def _import_board(self, opened: OpenedBoard, name: str) -> None:
         clear = Clear(self._next_op_id())
         plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
-        self._import_queue = [clear, *plan.ops]
         self.history.record([clear.id, *(op.id for op in plan.ops)])
         note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
-        self._importing = f"{name}{note}"
-        self.statusBar().showMessage(f"Opening {self._importing}…")
-        self._send_import_batch()
-        if self._import_queue:
-            self._import_timer.start(IMPORT_BATCH_MS)
+        self.statusBar().showMessage(f"Opening {name}{note}…")
+        self.importer.start([clear, *plan.ops], f"{name}{note}")
 
-    def _send_import_batch(self) -> None:
-        """A file's ops go out a batch at a time, so a big board neither fills the
-        transport's send queue nor freezes the window."""
-        batch, self._import_queue = (
-            self._import_queue[:IMPORT_BATCH],
-            self._import_queue[IMPORT_BATCH:],
-        )
-        for op in batch:
-            if not self._send_op(op):
-                self._import_queue = []
-                self._importing = ""  # _send_op said why in the status bar
-                break
-        if not self._import_queue:
-            self._import_timer.stop()
-            if self._importing:
-                # The "Opening…" goes with the work it announced.
-                self.statusBar().showMessage(f"Opened {self._importing}", DONE_MS)
-                self._importing = ""
+    def _import_done(self, label: str) -> None:
+        # The "Opening…" goes with the work it announced.
+        self.statusBar().showMessage(f"Opened {label}", DONE_MS)
 
     def ask_export_board(self, visible: bool = False) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export board", "", EXPORT_FILTER)
@@ -716,7 +693,7 @@ class MainWindow(QMainWindow):
     # -- leaving ----------------------------------------------------------------------------
 
     def leaving_loss(self) -> LeavingLoss:
-        undelivered = len(self.canvas.pending_ops()) + len(self._import_queue)
+        undelivered = len(self.canvas.pending_ops()) + self.importer.unsent()
         return LeavingLoss.of(self.health.rows(), self.replica.board, undelivered)
 
     def may_leave(self) -> bool:
