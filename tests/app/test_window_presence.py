@@ -3,6 +3,7 @@ name and colour arrive with its first payload, and default colours are told apar
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,16 +11,20 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, WAIT_MS, drag, open_window
 from tests.net.test_peer_processes import finish, start_peer
+from whiteboard.app.settings import SessionSettings
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
 from whiteboard.presence import MEMBER_COLOURS, decode_presence, is_presence
 from whiteboard.sessionlog.format import LocalOpRecord
 from whiteboard.sessionlog.reader import read_log
+from whiteboard.transport.interface import MemberState
 
 
 def names_heard(window: MainWindow) -> dict[str, int | None]:
-    return {row.name: row.colour for row in window.health.rows() if not row.me}
+    """Name -> colour of the other members present."""
+    rows = window.health.rows()
+    return {r.name: r.colour for r in rows if not r.me and r.state is not MemberState.LEFT}
 
 
 def first_sent(log: Path) -> bytes:
@@ -110,3 +115,22 @@ def test_whiteboard_peer_tells_its_name_as_the_app_does(
     assert result["presences_sent"] >= 1
     # Its presence went first, before its strokes.
     assert is_presence(first_sent(tmp_path))
+
+
+@pytest.mark.network
+def test_going_back_to_a_free_colour_in_the_settings_takes_one_nobody_uses(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    ann = open_window(qtbot, net, "ann")
+    cy = MainWindow("raw", net, {}, "cy", colour=0xFF123456)
+    qtbot.addWidget(cy)
+    cy.show()
+    qtbot.waitUntil(lambda: "cy" in names_heard(ann) and "ann" in names_heard(cy), timeout=WAIT_MS)
+    settings = SessionSettings(
+        transport="raw", group=str(net.group), iface="127.0.0.1", ttl=0, display_name="cy"
+    )
+    cy.settings = replace(settings, colour=0xFF123456, own_colour=True)
+    cy.apply_settings(replace(settings, own_colour=False))
+    assert not cy.own_colour
+    qtbot.waitUntil(lambda: names_heard(ann).get("cy") in MEMBER_COLOURS, timeout=WAIT_MS)
+    assert cy.colour in MEMBER_COLOURS and cy.colour != ann.colour

@@ -521,9 +521,11 @@ class MainWindow(QMainWindow):
         parameters by leaving this session cleanly and joining that one."""
         previous, self.settings = self.settings, chosen
         self.display_name = chosen.display_name
-        self.own_colour = chosen.own_colour
+        was_own, self.own_colour = self.own_colour, chosen.own_colour
         if chosen.own_colour:
             self._take_colour(chosen.colour)
+        elif was_own:
+            self._take_colour(self._free_colour())  # back to a default: one nobody uses
         self._presence_schedule.due = True
         try:
             spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
@@ -550,9 +552,15 @@ class MainWindow(QMainWindow):
         if self.own_colour or member == me or presence.colour != self.colour:
             return
         if yields_colour(me, member, presence.colour_chosen):
-            rows = self.health.rows()
-            heard = {r.colour for r in rows if r.colour and r.state is not MemberState.LEFT}
-            self._take_colour(default_colour(me, heard))
+            self._take_colour(self._free_colour())
+
+    def _free_colour(self) -> int:
+        """A default colour no other member present shows (whiteboard/presence.py)."""
+        rows = self.health.rows()
+        heard = {
+            r.colour for r in rows if r.colour and not r.me and r.state is not MemberState.LEFT
+        }
+        return default_colour(self.transport.member_id, heard)
 
     def _fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
