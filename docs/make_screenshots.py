@@ -125,12 +125,12 @@ def dialogs() -> None:
 
 def main_window(net: NetConfig) -> None:
     ada = MainWindow("rmp", net, {"profile": "lan"}, "Ada", colour=0xFFE53935)
-    ada.setGeometry(40, 40, 1000, 640)
+    ada.setGeometry(40, 40, 1200, 640)
     ada.show()
     wait_for(lambda: not ada.canvas.is_read_only(), "Ada to join")
     sketch(ada)
     bob = MainWindow("rmp", net, {"profile": "lan"}, "Bob", colour=0xFF1E88E5)
-    bob.setGeometry(560, 340, 1000, 640)
+    bob.setGeometry(360, 340, 1200, 640)
     bob.show()
     wait_for(lambda: not bob.canvas.is_read_only(), "Bob to join (and get the board)")
     window_colour = 0xFF43A047

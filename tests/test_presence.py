@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import math
 
 import msgpack
 import pytest
@@ -15,13 +16,17 @@ from tests.board.board_strategies import any_op
 from whiteboard.board import Board, Op, OpId, Stroke, encode_op
 from whiteboard.presence import (
     MAX_NAME,
+    MEMBER_COLOURS,
     BoardFingerprint,
     Presence,
     PresenceDecodeError,
+    PresenceSchedule,
     decode_presence,
+    default_colour,
     encode_presence,
     is_checkpoint,
     is_presence,
+    yields_colour,
 )
 from whiteboard.replica import MAX_PRESENCES, Replica
 from whiteboard.transport.events import Delivered
@@ -169,3 +174,82 @@ def test_presences_of_more_members_than_the_cap_are_not_kept() -> None:
     for origin in range(1, MAX_PRESENCES + 50):
         replica.handle(delivered(origin, payload), NoState())
     assert len(replica.presence) == MAX_PRESENCES
+
+
+# -- default colours and when to send ------------------------------------------------------------
+
+
+def _cielab(argb: int) -> tuple[float, float, float]:
+    """sRGB (D65) to CIELAB, as CIE 15 gives it."""
+
+    def linear(channel: int) -> float:
+        c = channel / 255
+        return c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (linear((argb >> shift) & 0xFF) for shift in (16, 8, 0))
+    x = (0.4124 * r + 0.3576 * g + 0.1805 * b) / 0.95047
+    y = 0.2126 * r + 0.7152 * g + 0.0722 * b
+    z = (0.0193 * r + 0.1192 * g + 0.9505 * b) / 1.08883
+
+    def f(t: float) -> float:
+        return t ** (1 / 3) if t > 216 / 24389 else (24389 / 27 * t + 16) / 116
+
+    fx, fy, fz = f(x), f(y), f(z)
+    return 116 * fy - 16, 500 * (fx - fy), 200 * (fy - fz)
+
+
+def test_default_colours_are_twelve_that_tell_people_apart() -> None:
+    assert len(set(MEMBER_COLOURS)) == len(MEMBER_COLOURS) >= 12
+    lab = [_cielab(c) for c in MEMBER_COLOURS]
+    # CIE76 delta E: about 2 is just noticeable, 30 is a plainly different colour.
+    closest = min(math.dist(a, b) for a, b in itertools.combinations(lab, 2))
+    assert closest >= 30
+    # Each stands out on the white board (L*=100, a*=b*=0).
+    assert min(math.dist(c, (100.0, 0.0, 0.0)) for c in lab) >= 50
+    assert all(c >> 24 == 0xFF for c in MEMBER_COLOURS)  # opaque
+
+
+def test_default_colour_comes_from_the_member_id_and_skips_colours_in_use() -> None:
+    assert default_colour(0x7929DB00) == MEMBER_COLOURS[0x7929DB00 % len(MEMBER_COLOURS)]
+    # Members joining one after another, each hearing the others first, never share one.
+    taken: list[int] = []
+    for member in (5, 5 + 12, 5 + 24, 7, 100, 3, 2**31, 9, 11, 0, 1, 4):
+        colour = default_colour(member, taken)
+        assert colour not in taken
+        taken.append(colour)
+    assert set(taken) == set(MEMBER_COLOURS)
+    # With every colour taken, its own place's.
+    assert default_colour(5, MEMBER_COLOURS) == MEMBER_COLOURS[5]
+
+
+def test_of_two_members_with_one_colour_exactly_one_moves() -> None:
+    assert yields_colour(9, 4) != yields_colour(4, 9)
+
+
+def test_a_presence_is_due_at_once_then_on_change_then_when_idle() -> None:
+    board = BoardFingerprint(0, None, "0" * 64)
+    ada = Presence("ada", MEMBER_COLOURS[0], board)
+    schedule = PresenceSchedule(idle_s=10.0)
+    assert schedule.is_due(ada, 0.0)  # the first payload on becoming ready
+    schedule.sent(ada, 0.0)
+    assert not schedule.is_due(ada, 2.0)
+    assert schedule.is_due(Presence("ada", MEMBER_COLOURS[1], board), 2.0)  # colour changed
+    assert schedule.is_due(Presence("ada", MEMBER_COLOURS[0], board, nacks_sent=1), 2.0)
+    assert schedule.is_due(ada, 10.0)  # idle, but newcomers must learn names
+    schedule.due = True  # a newcomer was seen
+    assert schedule.is_due(ada, 3.0)
+
+
+def test_a_chosen_colour_travels_with_the_presence_and_older_presences_read_as_defaults() -> None:
+    board = BoardFingerprint(0, None, "0" * 64)
+    chosen = Presence("cy", 0xFF123456, board, colour_chosen=True)
+    assert decode_presence(encode_presence(chosen)).colour_chosen
+    older = msgpack.packb(
+        ["wb-presence", 1, "ann", MEMBER_COLOURS[0], 0, [], bytes(32), 0, 0, 0], use_bin_type=True
+    )
+    assert decode_presence(older).colour_chosen is False
+    not_a_bool = ["wb-presence", 2, "ann", MEMBER_COLOURS[0], 0, [], bytes(32), 0, 0, 0, None]
+    with pytest.raises(PresenceDecodeError, match="colour_chosen must be a bool"):
+        decode_presence(msgpack.packb([*not_a_bool, "yes"], use_bin_type=True))
+    # A default colour always moves off a chosen one.
+    assert yields_colour(1, 9, other_chose=True)

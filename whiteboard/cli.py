@@ -167,6 +167,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="seconds to keep serving repairs after the goal",
     )
+    peer.add_argument(
+        "--no-presence",
+        action="store_true",
+        help="send no presence (name and colour, as the app sends on joining and every few "
+        "seconds): the protocol's traffic alone, for measurements",
+    )
     peer.add_argument("--tx-loss", type=_probability, default=0.0)
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
@@ -262,6 +268,7 @@ def _run_peer(args: argparse.Namespace) -> int:
         until_delivered=args.until_delivered,
         wait_members=args.wait_members,
         linger=args.linger,
+        presence=not args.no_presence,
         params=params,
         log_dir=args.log_dir,
         record=not args.no_log,

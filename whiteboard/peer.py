@@ -15,6 +15,15 @@ from whiteboard.board.files import describe_os_error
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
 from whiteboard.net.runtime import NetConfig, open_transport
+from whiteboard.presence import (
+    MAX_NAME,
+    PRESENCE_S,
+    BoardFingerprint,
+    Presence,
+    PresenceSchedule,
+    default_colour,
+    encode_presence,
+)
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -33,6 +42,7 @@ from whiteboard.transport.events import (
     Ready,
 )
 from whiteboard.transport.interface import MemberState
+from whiteboard.transport.registry import describe
 
 
 @dataclass(frozen=True)
@@ -46,6 +56,7 @@ class PeerConfig:
     until_delivered: int | None = None
     wait_members: int = 0  # other members to see before drawing
     linger: float = 1.0  # after the goal: keep serving repairs this long before leaving
+    presence: bool = True  # multicast a presence (whiteboard/presence.py), as the app does
     params: Mapping[str, object] = field(default_factory=dict)
     record: bool = True  # write a session log (docs/session-log.md)
     log_dir: Path | None = None  # None: WHITEBOARD_LOG_DIR, else the app's data folder
@@ -76,6 +87,9 @@ class HeadlessPeer:
         self._finished = False
         self._stop_requested = False
         self._rng = random.Random(f"{config.name}:{config.net.seed}")
+        self.presences_sent = 0
+        self._presence_schedule = PresenceSchedule()
+        self._fingerprint: BoardFingerprint | None = None
         # The log's header needs the member id the transport draws, the transport needs its
         # handler first: the handler records once it is given the writer, before open().
         self._recorder = RecordingHandler(self._on_event, None, self.reactor.time)
@@ -144,6 +158,7 @@ class HeadlessPeer:
             "transport": self.config.transport,
             "member_id": self.transport.member_id,
             "sent": self.sent,
+            "presences_sent": self.presences_sent,
             "delivered_total": len(self.replica.board),
             "delivered_by_origin": {
                 f"{origin:08x}": count
@@ -176,9 +191,15 @@ class HeadlessPeer:
             self._check_goal()
         elif isinstance(event, Ready):
             self.join_ms = round((self.reactor.time() - self.started) * 1000.0, 3)
+            can_send = describe(self.config.transport).can_send(self.config.params)
+            if self.config.presence and can_send:
+                # As the app: who we are first, before any drawing (whiteboard/presence.py).
+                self._presence_tick()
             self._maybe_start_drawing()
             self._check_goal()
         elif isinstance(event, MemberChanged):
+            if event.member not in self.members and event.state is not MemberState.LEFT:
+                self._presence_schedule.due = True  # a newcomer: tell it who we are soon
             self.members[event.member] = event.state
             self._maybe_start_drawing()
         elif isinstance(event, BoardStateReceived) and self.replica.stats.rejected_states:
@@ -211,6 +232,39 @@ class HeadlessPeer:
         if self.log is not None:
             self.log.record_local_op(payload, self.reactor.time())
         self.reactor.call_later(1.0 / self.config.rate, self._draw_next)
+
+    def presence(self) -> Presence:
+        """What the app's presence says, with this peer's ``--name`` and a default colour."""
+        board = self.replica.board
+        cached = self._fingerprint
+        if cached is None or (cached.ops, cached.last_key) != (len(board), board.last_key):
+            cached = self._fingerprint = BoardFingerprint.of(board)
+        counters = self.transport.counters()
+        return Presence(
+            self.config.name[:MAX_NAME] or "peer",
+            default_colour(self.transport.member_id),
+            cached,
+            counters.get("nacks_sent", 0),
+            counters.get("retransmissions", 0),
+            counters.get("late_delivered", 0),
+        )
+
+    def _presence_tick(self) -> None:
+        if self._leaving or self.transport.finished:
+            return
+        now = self.reactor.time()
+        presence = self.presence()
+        if self._presence_schedule.is_due(presence, now):
+            payload = encode_presence(presence)
+            try:
+                self.transport.send(payload)
+            except (ValueError, RuntimeError):
+                return  # leaving: nothing to tell
+            if self.log is not None:
+                self.log.record_local_op(payload, now)
+            self.presences_sent += 1
+            self._presence_schedule.sent(presence, now)
+        self.reactor.call_later(PRESENCE_S, self._presence_tick)
 
     def _check_goal(self) -> None:
         goal = self.config.until_delivered

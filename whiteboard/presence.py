@@ -13,19 +13,22 @@ an op starts with its kind (an int), a presence with the string ``"wb-presence"`
 Wire format, one msgpack array (version 2)::
 
     ["wb-presence", 2, name, colour, ops, last_key, hash, nacks, retransmissions, late,
-     checkpoint]
+     checkpoint, colour_chosen]
 
 ``last_key`` is the order key as an array of ints (empty if the board is empty), ``hash`` the
 32-byte SHA-256 of the board's visible state (``Board.hash()``) as bin. ``checkpoint`` is nil
 or ``[ops, last_key, hash]``: the fingerprint of the board as it was when it last reached a
 checkpoint count (:func:`is_checkpoint`), a point every replica of the session passes, so that
 the others can compare it with their own board *at the same point* rather than with the board
-they have now (ops still in flight make those differ). Version 1, the same array without
-``checkpoint``, still decodes (its checkpoint is None).
+they have now (ops still in flight make those differ). ``colour_chosen`` (a bool) says the
+person chose the colour, so that a member with a default colour moves off it rather than
+waiting for the other to (see :func:`yields_colour`). Version 1, the array without the last
+two, still decodes (no checkpoint, a default colour).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import msgpack
@@ -49,6 +52,49 @@ _U63 = 2**63 - 1
 
 class PresenceDecodeError(ValueError):
     """A payload that claims to be a presence but is not a valid one."""
+
+
+# When a presence is sent (PresenceSchedule): every PRESENCE_S while what it says changes, every
+# IDLE_PRESENCE_S otherwise, so an idle session stays quiet (an MTP master may hibernate) yet a
+# newcomer learns names within seconds.
+PRESENCE_S = 2.0
+IDLE_PRESENCE_S = 10.0
+
+# Members' default colours, ARGB: twelve that tell people apart on the white board (each pair at
+# least 30 apart in CIELAB, each at least 50 from white: tests/test_presence.py measures it).
+MEMBER_COLOURS: tuple[int, ...] = (
+    0xFFE53935,  # red
+    0xFF1E88E5,  # blue
+    0xFF43A047,  # green
+    0xFFFB8C00,  # orange
+    0xFF8E24AA,  # purple
+    0xFF00897B,  # teal
+    0xFFD81B60,  # pink
+    0xFF6D4C41,  # brown
+    0xFF9E9D24,  # olive
+    0xFF000000,  # black
+    0xFFE040FB,  # magenta
+    0xFF1A237E,  # navy
+)
+
+
+def default_colour(member: int, taken: Collection[int] = ()) -> int:
+    """A member's default colour: its own place in :data:`MEMBER_COLOURS` (by its member id,
+    random per session), or the next one nobody in ``taken`` uses (the colours in the presences
+    heard). With every colour taken, its own place's."""
+    start = member % len(MEMBER_COLOURS)
+    for step in range(len(MEMBER_COLOURS)):
+        colour = MEMBER_COLOURS[(start + step) % len(MEMBER_COLOURS)]
+        if colour not in taken:
+            return colour
+    return MEMBER_COLOURS[start]
+
+
+def yields_colour(me: int, other: int, other_chose: bool = False) -> bool:
+    """Whether a member with a default colour moves off the one ``other`` shows too: always
+    if ``other`` chose it (a chosen colour never moves); of two defaults, the greater member
+    id's, so that the two never both move (and collide again)."""
+    return other_chose or me > other
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +141,7 @@ class Presence:
     late_delivered: int = 0
     # The board at the sender's last checkpoint (is_checkpoint), None before its first.
     checkpoint: BoardFingerprint | None = None
+    colour_chosen: bool = False  # chosen by the person, not a default
 
     def __post_init__(self) -> None:
         if not 1 <= len(self.name) <= MAX_NAME:
@@ -125,6 +172,43 @@ def is_presence(payload: bytes) -> bool:
     return head[start : start + len(tag)] == tag
 
 
+def _gist(presence: Presence) -> tuple[object, ...]:
+    """What, when it changes, makes a presence worth sending at once."""
+    return (
+        presence.name,
+        presence.colour,
+        presence.board.ops,
+        presence.board.last_key,
+        presence.nacks_sent,
+    )
+
+
+class PresenceSchedule:
+    """When to multicast a presence, for the app and ``whiteboard peer`` alike (no clock of its
+    own: the caller asks with its time, every :data:`PRESENCE_S`).
+
+    The first is due at once: sent as the very first payload once the member is ready, so the
+    others learn its name and colour with the join and never show a bare member id. After
+    that, one whenever what it says changed, and one every ``idle_s`` regardless, so a member
+    that joins later learns every name soon."""
+
+    def __init__(self, idle_s: float = IDLE_PRESENCE_S) -> None:
+        self.idle_s = idle_s
+        self.due = True  # set it to send at the next tick (a newcomer, a new name...)
+        self._said: tuple[object, ...] | None = None
+        self._sent_at: float | None = None
+
+    def is_due(self, presence: Presence, now: float) -> bool:
+        if self.due or self._sent_at is None or _gist(presence) != self._said:
+            return True
+        return now - self._sent_at >= self.idle_s
+
+    def sent(self, presence: Presence, now: float) -> None:
+        self.due = False
+        self._said = _gist(presence)
+        self._sent_at = now
+
+
 def encode_presence(presence: Presence) -> bytes:
     board, checkpoint = presence.board, presence.checkpoint
     return msgpack.packb(
@@ -140,6 +224,7 @@ def encode_presence(presence: Presence) -> bytes:
             presence.retransmissions,
             presence.late_delivered,
             None if checkpoint is None else _fingerprint_to_wire(checkpoint),
+            presence.colour_chosen,
         ],
         use_bin_type=True,
     )
@@ -170,12 +255,12 @@ def decode_presence(payload: bytes) -> Presence:
         )
     except Exception as exc:  # msgpack raises several unrelated types on bad input
         raise PresenceDecodeError(f"presence is not valid msgpack: {exc}") from None
-    if not isinstance(item, list) or len(item) not in (10, 11) or item[0] != MAGIC:
+    if not isinstance(item, list) or len(item) not in (10, 12) or item[0] != MAGIC:
         raise PresenceDecodeError("not a presence array")
     version = item[1]
     if version != VERSION and version not in OLD_VERSIONS:
         raise PresenceDecodeError(f"unsupported presence version {version!r}")
-    if len(item) != (10 if version == 1 else 11):
+    if len(item) != (10 if version == 1 else 12):
         raise PresenceDecodeError(f"not a presence array of version {version}")
     name, colour, ops, key, digest, nacks, retrans, late = item[2:10]
     if not isinstance(name, str):
@@ -185,12 +270,17 @@ def decode_presence(payload: bytes) -> Presence:
         raise PresenceDecodeError("presence counters must be ints")
     board = _fingerprint_from_wire(ops, key, digest)
     checkpoint = None
-    if len(item) == 11 and item[10] is not None:
-        if not isinstance(item[10], list) or len(item[10]) != 3:
-            raise PresenceDecodeError("presence checkpoint must be nil or [ops, key, hash]")
-        checkpoint = _fingerprint_from_wire(*item[10])
+    colour_chosen = False
+    if len(item) == 12:
+        if item[10] is not None:
+            if not isinstance(item[10], list) or len(item[10]) != 3:
+                raise PresenceDecodeError("presence checkpoint must be nil or [ops, key, hash]")
+            checkpoint = _fingerprint_from_wire(*item[10])
+        colour_chosen = item[11]
+        if not isinstance(colour_chosen, bool):
+            raise PresenceDecodeError("presence colour_chosen must be a bool")
     try:
-        return Presence(name, colour, board, nacks, retrans, late, checkpoint)
+        return Presence(name, colour, board, nacks, retrans, late, checkpoint, colour_chosen)
     except ValueError as exc:
         raise PresenceDecodeError(str(exc)) from None
 
@@ -206,12 +296,18 @@ def _fingerprint_from_wire(ops: object, key: object, digest: object) -> BoardFin
 
 
 __all__ = [
+    "IDLE_PRESENCE_S",
     "MAX_NAME",
+    "MEMBER_COLOURS",
+    "PRESENCE_S",
     "BoardFingerprint",
     "Presence",
     "PresenceDecodeError",
+    "PresenceSchedule",
     "decode_presence",
+    "default_colour",
     "encode_presence",
     "is_checkpoint",
     "is_presence",
+    "yields_colour",
 ]

@@ -289,3 +289,18 @@ def test_interfaces_start_with_the_system_default_and_label_loopback() -> None:
     assert "loopback" in loopback.label
     assert all(c.address in local_ipv4_addresses() for c in choices[1:])
     assert "127.0.0.1" in local_ipv4_addresses()
+
+
+def test_a_chosen_colour_is_saved_as_chosen_and_older_settings_are_default_colours(
+    tmp_path: Path,
+) -> None:
+    store = QSettings(str(tmp_path / "chosen.ini"), QSettings.Format.IniFormat)
+    save_settings(store, SessionSettings(display_name="Ada", colour=0xFF123456, own_colour=True))
+    loaded = read_settings(store, LOCAL)
+    assert loaded.reset == () and loaded.settings.own_colour
+    assert loaded.settings.colour == 0xFF123456
+    # Saved by a version that did not ask: its colour was the login name's default.
+    older = tmp_path / "older.ini"
+    older.write_text("[session]\ndisplay_name=Bea\ncolour=#ffe53935\n")
+    settings = read_settings(QSettings(str(older), QSettings.Format.IniFormat), LOCAL).settings
+    assert not settings.own_colour

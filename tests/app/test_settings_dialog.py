@@ -3,6 +3,7 @@ not close it while a setting is unusable, and must say why next to the setting."
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TypeVar
 
 import pytest
@@ -263,6 +264,7 @@ def test_restore_defaults(qtbot: QtBot) -> None:
 def test_the_colour_button_picks_a_colour(qtbot: QtBot) -> None:
     dialog = open_dialog(qtbot)
     assert dialog.colour_button.text() == QColor.fromRgba(BASE.colour).name()
+    assert dialog.auto_colour_box.isChecked()  # never chosen: a free colour each session
     qtbot.mouseClick(dialog.colour_button, Qt.MouseButton.LeftButton)
     picker = dialog.colour_dialog
     assert picker.isVisible()
@@ -272,9 +274,19 @@ def test_the_colour_button_picks_a_colour(qtbot: QtBot) -> None:
     qtbot.mouseClick(box.button(QDialogButtonBox.StandardButton.Ok), Qt.MouseButton.LeftButton)
     assert not picker.isVisible()
     assert dialog.colour_button.text() == "#123456"
+    assert not dialog.auto_colour_box.isChecked()  # picked: kept, even if another has it
     click_ok(qtbot, dialog)
     result = dialog.session_settings()
-    assert result is not None and result.colour == 0xFF123456
+    assert result is not None and result.colour == 0xFF123456 and result.own_colour
+
+
+def test_a_picked_colour_can_go_back_to_a_free_one(qtbot: QtBot) -> None:
+    dialog = open_dialog(qtbot, replace(BASE, own_colour=True))
+    assert not dialog.auto_colour_box.isChecked()
+    click(qtbot, dialog.auto_colour_box)
+    click_ok(qtbot, dialog)
+    result = dialog.session_settings()
+    assert result is not None and not result.own_colour
 
 
 def test_a_saved_interface_this_machine_lacks_is_shown_and_refused(qtbot: QtBot) -> None:

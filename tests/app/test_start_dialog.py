@@ -223,3 +223,42 @@ def test_choose_session_cancelled_saves_nothing(qtbot: QtBot, store: QSettings) 
     QTimer.singleShot(0, cancel)
     assert choose_session(store) is None
     assert read_settings(store, LOCAL).settings == SAVED
+
+
+def test_a_fields_problem_is_shown_whole(qtbot: QtBot) -> None:
+    dialog = open_dialog(qtbot)
+    retype(qtbot, dialog.group_edit, "239.1.2.3")
+    press_ok(qtbot, dialog)
+    error = dialog.rows["group"].error
+    qtbot.waitUntil(lambda: error.isVisible())
+    QApplication.processEvents()
+    # Two lines or more at the dialog's width: the label is as tall as its text needs there
+    # (it was given one line's height, clipping the text top and bottom).
+    assert error.wordWrap()
+    needed = error.heightForWidth(error.width())
+    assert needed > error.fontMetrics().height() * 1.5
+    assert error.height() >= needed
+    assert error.sizeHint().width() <= error.width()
+    assert error.geometry().bottom() < dialog.rows["group"].height()
+
+
+def test_a_fields_problem_goes_once_the_field_is_right(qtbot: QtBot) -> None:
+    dialog = open_dialog(qtbot)
+    height = dialog.height()
+    retype(qtbot, dialog.group_edit, "239.1.2.3")
+    retype(qtbot, dialog.name_edit, "")
+    press_ok(qtbot, dialog)
+    assert dialog.rows["group"].error.isVisible()
+    assert dialog.rows["display_name"].error.isVisible()
+    retype(qtbot, dialog.group_edit, "239.255.1.2:5000")
+    assert not dialog.rows["group"].error.isVisible()
+    assert dialog.rows["group"].error.text() == ""
+    # The other field's problem stays until it is fixed too.
+    assert dialog.rows["display_name"].error.isVisible()
+    retype(qtbot, dialog.name_edit, "Ada")
+    assert not dialog.rows["display_name"].error.isVisible()
+    # The room the messages took goes with them.
+    qtbot.waitUntil(lambda: dialog.height() == height)
+    # No problem appears while typing: only OK shows them.
+    retype(qtbot, dialog.group_edit, "nonsense")
+    assert not dialog.rows["group"].error.isVisible()

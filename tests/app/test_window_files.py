@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 from PySide6.QtGui import QImage
-from PySide6.QtWidgets import QMessageBox
+from PySide6.QtWidgets import QFileDialog, QMessageBox
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, WAIT_MS, drag, open_window
@@ -96,3 +97,84 @@ def test_export_writes_a_png_of_the_board(
     assert "Exported board.png" in alice.statusBar().currentMessage()
     assert not alice.export_board_to(tmp_path / "board.doc")
     assert warnings and "board.doc" in warnings[0]
+
+
+def save_damaged(window: MainWindow, path: Path) -> None:
+    window.save_board_to(path)
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@dataclass
+class Questions:
+    """The questions asked (their texts), answered from ``answers`` in turn, Cancel after."""
+
+    asked: list[str] = field(default_factory=list)
+    answers: list[QMessageBox.StandardButton] = field(default_factory=list)
+
+    def ask(self, _parent: object, _title: str, text: str, *_rest: object) -> object:
+        self.asked.append(text)
+        return self.answers.pop(0) if self.answers else QMessageBox.StandardButton.Cancel
+
+
+@pytest.fixture
+def questions(monkeypatch: pytest.MonkeyPatch) -> Questions:
+    asked = Questions()
+    monkeypatch.setattr(QMessageBox, "question", asked.ask)  # the real one waits for a click
+    return asked
+
+
+def choose_file(monkeypatch: pytest.MonkeyPatch, path: Path) -> None:
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", lambda *_args: (str(path), ""))
+
+
+@pytest.mark.network
+def test_open_reports_a_damaged_file_without_asking_to_replace_the_board(
+    qtbot: QtBot,
+    net: NetConfig,
+    tmp_path: Path,
+    warnings: list[str],
+    questions: Questions,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice = open_window(qtbot, net, "alice")
+    draw_two(qtbot, alice)
+    path = tmp_path / "board1.wbd"
+    save_damaged(alice, path)
+    choose_file(monkeypatch, path)
+    alice.ask_open_board()
+    [message] = warnings
+    assert "board1.wbd" in message and "damaged" in message
+    assert questions.asked == []  # nothing to replace the board with: nothing asked
+    assert "Opening" not in alice.statusBar().currentMessage()
+    assert len(alice.replica.board) == 2
+
+
+@pytest.mark.network
+def test_open_asks_after_reading_and_leaves_no_stale_status(
+    qtbot: QtBot,
+    net: NetConfig,
+    tmp_path: Path,
+    warnings: list[str],
+    questions: Questions,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    alice = open_window(qtbot, net, "alice")
+    draw_two(qtbot, alice)
+    path = tmp_path / "board1.wbd"
+    assert alice.save_board_to(path)
+    choose_file(monkeypatch, path)
+
+    alice.ask_open_board()  # answered Cancel
+    [question] = questions.asked
+    assert "board1.wbd" in question
+    assert alice.statusBar().currentMessage() == ""
+    assert alice.transport.counters()["sent"] == 2 + alice.presences_sent  # nothing imported
+
+    questions.answers.append(QMessageBox.StandardButton.Yes)
+    alice.ask_open_board()
+    qtbot.waitUntil(lambda: "Opened board1.wbd" in alice.statusBar().currentMessage())
+    assert warnings == []
+    # The clear and the file's two strokes were sent: the board is the file's again.
+    qtbot.waitUntil(lambda: len(alice.replica.board.objects()) == 2, timeout=WAIT_MS)

@@ -183,6 +183,7 @@ def test_changing_the_transport_leaves_cleanly_and_joins_anew(qtbot: QtBot, net:
         ttl=0,
         display_name="Ada L.",
         colour=0xFF43A047,
+        own_colour=True,  # chosen in the settings: kept (a default colour would be free-chosen)
     )
     window.apply_settings(chosen)
     qtbot.waitUntil(

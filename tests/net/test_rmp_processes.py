@@ -47,6 +47,10 @@ def start_rmp_peer(group: GroupAddress, name: str, *args: str) -> subprocess.Pop
         "--name",
         name,
         "--json",
+        # The protocol's traffic alone: a presence sent at once on joining would make every
+        # member that joins a moment later a late joiner, given the board by image (§2.8),
+        # and this test counts each drawer's strokes delivered one by one.
+        "--no-presence",
         *args,
     )
 

@@ -11,7 +11,6 @@ from whiteboard.app.event_loop import run_until_closed
 from whiteboard.app.settings import (
     DEFAULT_GROUP,
     SessionSettings,
-    colour_for_name,
     login_name,
     role_words,
 )
@@ -99,7 +98,6 @@ def run_app(argv: list[str]) -> int:
             iface=args.iface or "",
             ttl=args.ttl,
             display_name=args.name,
-            colour=colour_for_name(args.name),
             mtp_role=args.role,
             profile=args.profile,
         )
@@ -113,7 +111,8 @@ def run_app(argv: list[str]) -> int:
             settings.net_config(),
             settings.to_transport_params(),
             settings.display_name,
-            colour=settings.colour,
+            # A colour chosen in the settings is kept; otherwise a free one, per session.
+            colour=settings.colour if settings.own_colour else None,
             log_dir=args.log_dir,
             record=not args.no_log,
         )

@@ -22,10 +22,17 @@ from whiteboard.app.health import Agreement, MemberRow
 from whiteboard.transport.interface import MemberState
 
 COLUMNS = ("Member", "State", "NACKs", "Resent", "Late", "Board")
+STATE_TIPS = {
+    MemberState.JOINING: "Joining the session",
+    MemberState.ACTIVE: "In the session, heard from lately",
+    MemberState.SUSPECTED: "Not heard from for a while: the computer may be busy, or gone",
+    MemberState.LEFT: "Left the session",
+}
 STATE_TEXT = {
     MemberState.JOINING: "joining",
     MemberState.ACTIVE: "active",
-    MemberState.SUSPECTED: "not heard from",
+    # Short, so that the names keep their room; the cell's tooltip says it in full.
+    MemberState.SUSPECTED: "silent",
     MemberState.LEFT: "left",
 }
 AGREEMENT_TEXT = {
@@ -35,14 +42,22 @@ AGREEMENT_TEXT = {
     Agreement.NOT_COMPARED: "not compared",  # not heard from lately: its word is stale
 }
 TOOLTIPS = (
-    "Name and colour the member chose",
-    "What the transport knows: joining, active, not heard from lately (suspected), or left",
-    "Repair requests the member sent (it lost packets): its own count",
-    "Packets the member sent again for others (retransmissions)",
-    "Late ops: ones that reached the member after later ones, inserted in their place",
+    'Name and colour the member chose ("joining…" until its name arrives)',
+    "What the transport knows: joining, active, silent (not heard from for a while), or left",
+    "NACKs: how many times the member asked the others to send again something it missed "
+    "(a negative acknowledgement); a few are normal, many mean a lossy network at its end",
+    "Resent: how many packets the member sent a second time because someone missed them",
+    "Late: drawings that reached the member after newer ones and were put back in their "
+    "place; the board is right, they only showed up late",
     "Whether the member's board is the same as yours, compared at a point both boards passed;"
     " members not heard from lately are not compared",
 )
+NUMERIC_COLUMNS = (2, 3, 4)
+# A member the transport knows but whose presence (name, colour) has not arrived yet: never
+# a bare member id, which means nothing to a person (whiteboard/presence.py).
+JOINING_NAME = "joining…"
+NO_NAME = "(left before its name arrived)"
+GREY = QColor(150, 150, 150)
 
 
 class MembersPanel(QDockWidget):
@@ -54,6 +69,13 @@ class MembersPanel(QDockWidget):
         self.session.setWordWrap(True)
         self.session.setContentsMargins(4, 2, 4, 2)
         self.table = member_table(0, COLUMNS, TOOLTIPS, self)
+        # The counters are small numbers: a fixed width, the header's, leaves the room to names.
+        header = self.table.horizontalHeader()
+        metrics = header.fontMetrics()
+        for column in NUMERIC_COLUMNS:
+            width = max(metrics.horizontalAdvance(w) for w in (COLUMNS[column], "9,999")) + 10
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.Fixed)
+            header.resizeSection(column, width)
         body = QWidget(self)
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -71,11 +93,19 @@ class MembersPanel(QDockWidget):
         self._rows = list(rows)
         self.table.setRowCount(len(rows))
         for index, row in enumerate(rows):
-            name = Item(f"{row.name} (you)" if row.me else row.name)
+            # A row without a colour has no presence yet (every presence has one).
+            joining = row.colour is None and not row.me
+            text = row.name
+            if joining:
+                text = NO_NAME if row.state is MemberState.LEFT else JOINING_NAME
+            name = Item(f"{text} (you)" if row.me else text)
             if row.colour is not None:
                 name.setIcon(_swatch(row.colour))
-            name.setToolTip(f"member id {row.member:08x}")
+            name.setToolTip(f"{text}, member id {row.member:08x}")
+            if joining:
+                name.setForeground(GREY)
             state = Item(STATE_TEXT[row.state])
+            state.setToolTip(STATE_TIPS[row.state])
             board = Item("—" if row.me else AGREEMENT_TEXT[row.agreement])
             if row.agreement is Agreement.DIFFERS:
                 board.setForeground(QColor(198, 40, 40))
@@ -89,7 +119,7 @@ class MembersPanel(QDockWidget):
             ]
             if row.state is MemberState.LEFT:
                 for cell in cells:
-                    cell.setForeground(QColor(150, 150, 150))
+                    cell.setForeground(GREY)
             for column, cell in enumerate(cells):
                 self.table.setItem(index, column, cell)
 
@@ -112,7 +142,9 @@ def member_table(
     rows: int, columns: Sequence[str], tooltips: Sequence[str], parent: QWidget
 ) -> QTableWidget:
     """A read-only table of members, a row each: the name column stretches, the others fit
-    their contents, and each column's header tells what it shows when hovered."""
+    their contents, and each column's header tells what it shows when hovered. It never
+    scrolls sideways (which hid the names): a name too long for its column is cut with "…"
+    and shown whole when hovered."""
     table = QTableWidget(rows, len(columns), parent)
     table.setHorizontalHeaderLabels(list(columns))
     for column, tip in enumerate(tooltips):
@@ -122,6 +154,9 @@ def member_table(
     table.verticalHeader().setVisible(False)
     table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
     table.setSelectionMode(QAbstractItemView.SelectionMode.NoSelection)
+    table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.setWordWrap(False)
+    table.setTextElideMode(Qt.TextElideMode.ElideRight)
     header = table.horizontalHeader()
     header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
     header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)

@@ -195,6 +195,10 @@ class SessionSettings:
     ttl: int = DEFAULT_TTL  # multicast hops: 1 this network, 0 this computer
     display_name: str = field(default_factory=login_name)
     colour: int = field(default_factory=_default_colour)  # ARGB
+    # Whether the person chose ``colour`` (in the settings). If not, the session gives this
+    # member a free default colour (whiteboard/presence.py's default_colour) and ``colour``
+    # only preselects the settings dialog's picker.
+    own_colour: bool = False
     # The role, in the app's words (host, producer, viewer), for a transport that has roles;
     # kept for the others, so switching back loses nothing. Saved under its first name.
     mtp_role: str = "producer"
@@ -349,6 +353,7 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
         qsettings.setValue("display_name", settings.display_name)
         # Hex text: readable in the file, and the same in every QSettings format.
         qsettings.setValue("colour", f"#{settings.colour:08x}")
+        qsettings.setValue("own_colour", "true" if settings.own_colour else "false")
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -398,6 +403,9 @@ def read_settings(
     take("ttl", _whole_number, _ttl_problem)
     take("display_name", _text, _name_problem)
     take("colour", _argb, _colour_problem)
+    # Missing (saved by a version that did not ask): a default colour, which is what that
+    # version saved unless the person had changed it.
+    take("own_colour", _yes_no, lambda _value: None)
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:
@@ -446,6 +454,15 @@ def _whole_number(value: object) -> int:
     if isinstance(value, int):
         return value
     return int(_text(value).strip())
+
+
+def _yes_no(value: object) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = _text(value).strip().lower()
+    if text not in ("true", "false"):
+        raise ValueError(value)
+    return text == "true"
 
 
 def _argb(value: object) -> int:

@@ -7,8 +7,8 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 
-from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QIcon, QPixmap
+from PySide6.QtCore import QRect, Qt
+from PySide6.QtGui import QColor, QIcon, QPixmap, QResizeEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QColorDialog,
@@ -16,6 +16,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QFormLayout,
+    QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -71,8 +72,40 @@ def select(box: QComboBox, value: object) -> None:
         box.setCurrentIndex(index)
 
 
+class WrappedLabel(QLabel):
+    """A word-wrapped label that always gets the height its text needs at its width.
+
+    Qt lays a top-level window out by minimum sizes, which ignore a wrapped label's
+    height-for-width: a two-line message got one line's height and was clipped top and
+    bottom. Asking for that height as the minimum, whenever the width or the text changes,
+    makes the layout (and the dialog) grow to show it whole."""
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self._fit()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def _fit(self) -> None:
+        self.setMinimumHeight(self.text_height(self.width()))
+
+    def text_height(self, width: int) -> int:
+        """The height the text needs at ``width`` (not ``heightForWidth``: a QLabel's is at
+        least its minimum height, which would keep the tallest height it ever had)."""
+        if not self.text():
+            return 0
+        margins = self.contentsMargins()
+        inner = width - margins.left() - margins.right() - 2 * self.margin()
+        flags = Qt.TextFlag.TextWordWrap | self.alignment()
+        text = self.fontMetrics().boundingRect(QRect(0, 0, max(inner, 1), 0), flags, self.text())
+        return text.height() + margins.top() + margins.bottom() + 2 * self.margin()
+
+
 def error_label(parent: QWidget) -> QLabel:
-    label = QLabel(parent)
+    """A field's or the form's problem: red, word-wrapped, hidden until there is one."""
+    label = WrappedLabel(parent)
     label.setStyleSheet(ERROR_STYLE)
     label.setWordWrap(True)
     label.hide()
@@ -259,6 +292,7 @@ class SettingsDialog(QDialog):
         self._local_addresses = local_addresses
         self._result: SessionSettings | None = None
         self._colour = 0
+        self._own_colour = False
         self._build()
         self.set_settings(settings or SessionSettings())
 
@@ -280,7 +314,19 @@ class SettingsDialog(QDialog):
         self.colour_button = QPushButton(self)
         self.colour_button.clicked.connect(self._pick_colour)
         self.colour_dialog = QColorDialog(self)
-        self.colour_dialog.colorSelected.connect(lambda c: self._set_colour(c.rgba()))
+        self.colour_dialog.colorSelected.connect(lambda c: self._set_colour(c.rgba(), own=True))
+        # Unchecked once a colour is picked: a picked colour is kept, even if another member
+        # has it; a free default colour is chosen per session otherwise.
+        self.auto_colour_box = QCheckBox("&Free colour each session", self)
+        self.auto_colour_box.setToolTip(
+            "A colour no other member uses, chosen when you join; pick a colour to keep yours"
+        )
+        self.auto_colour_box.toggled.connect(self._auto_colour_toggled)
+        colour_row = QWidget(self)
+        colour_layout = QHBoxLayout(colour_row)
+        colour_layout.setContentsMargins(0, 0, 0, 0)
+        colour_layout.addWidget(self.colour_button)
+        colour_layout.addWidget(self.auto_colour_box, 1)
         self.role_box = QComboBox(self)
         self._role = ""  # kept while a transport without roles is shown, for switching back
         self.role_box.currentIndexChanged.connect(self._role_chosen)
@@ -294,7 +340,7 @@ class SettingsDialog(QDialog):
             ("iface", "&Interface", self.iface_box),
             ("ttl", "TT&L", self.ttl_spin),
             ("display_name", "Your &name", self.name_edit),
-            ("colour", "&Colour", self.colour_button),
+            ("colour", "&Colour", colour_row),
             ("mtp_role", "&Role", self.role_box),
             ("profile", "&Profile", self.profile_box),
         ):
@@ -364,7 +410,7 @@ class SettingsDialog(QDialog):
         self._fill_interfaces(settings.iface)
         self.ttl_spin.setValue(max(0, min(255, settings.ttl)))
         self.name_edit.setText(settings.display_name)
-        self._set_colour(settings.colour)
+        self._set_colour(settings.colour, settings.own_colour)
         self._role = settings.mtp_role
         select(self.profile_box, settings.profile)
         for transport, form in self.advanced_forms.items():
@@ -407,6 +453,7 @@ class SettingsDialog(QDialog):
             ttl=self.ttl_spin.value(),
             display_name=self.name_edit.text().strip(),
             colour=self._colour,
+            own_colour=self._own_colour,
             mtp_role=self._role,
             profile=self.profile,
             advanced=advanced,
@@ -459,10 +506,15 @@ class SettingsDialog(QDialog):
         self.colour_dialog.setCurrentColor(QColor.fromRgba(self._colour))
         self.colour_dialog.open()  # not exec(): the settings dialog's loop keeps running
 
-    def _set_colour(self, argb: int) -> None:
+    def _set_colour(self, argb: int, own: bool) -> None:
         self._colour = argb
+        self._own_colour = own
+        self.auto_colour_box.setChecked(not own)
         self.colour_button.setIcon(swatch(argb))
         self.colour_button.setText(QColor.fromRgba(argb).name())
+
+    def _auto_colour_toggled(self, automatic: bool) -> None:
+        self._own_colour = not automatic
 
     def _transport_changed(self) -> None:
         transport = self.transport

@@ -12,7 +12,7 @@ import random
 from collections.abc import Collection, Sequence
 from dataclasses import replace
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QButtonGroup,
     QComboBox,
@@ -90,6 +90,7 @@ class StartDialog(QDialog):
 
         self.name_edit = QLineEdit(self)
         self.name_edit.setMaxLength(NAME_MAX)
+        self.name_edit.textChanged.connect(self._recheck)
         self.transport_box: QComboBox = transport_box(self)
         self.transport_box.currentIndexChanged.connect(self._refresh)
         self.group_edit = QLineEdit(self)
@@ -182,6 +183,28 @@ class StartDialog(QDialog):
                 text = "Join the group the person who started the board told you."
             self.ok_button.setText("&Join")
         self.hint_label.setText(text)
+        self._recheck()
+
+    def _recheck(self) -> None:
+        """A problem shown under a field goes as soon as the field is right again (a message
+        about what is already fixed only misleads); no new ones appear while typing."""
+        shown = [key for key, row in self.rows.items() if row.error.text()]
+        if not shown:
+            return
+        problems = self.collect().validate(self._local_addresses)
+        for key in shown:
+            self.rows[key].set_error(
+                "\n".join(p.message for p in problems if p.field == key) or None
+            )
+        if not any(row.error.text() for row in self.rows.values()):
+            # The room the messages took goes with them (the width the person gave stays).
+            QTimer.singleShot(0, self, self._fit_height)
+
+    def _fit_height(self) -> None:
+        layout = self.layout()
+        if layout is not None:
+            layout.activate()
+        self.resize(self.width(), self.minimumSizeHint().height())
 
     def collect(self) -> SessionSettings:
         """The session as the dialog shows it (unchecked)."""

@@ -101,6 +101,24 @@ class DrawingToolbar(QToolBar):
         self.fill_action.toggled.connect(self._fill_toggled)
         self.addAction(self.fill_action)
         self.set_colour(canvas.colour if canvas.colour else DEFAULT_COLOUR)
+        self._tips: dict[QAction | QWidget, str] = {a: a.toolTip() for a in self.drawing_actions()}
+        self._tips[self.width_box] = self.width_box.toolTip()
+
+    def drawing_actions(self) -> list[QAction]:
+        """What draws or styles a drawing: of no use to a member who cannot send."""
+        return [
+            *self.tool_actions.values(),
+            *self.colour_actions.values(),
+            self.custom_colour_action,
+            self.fill_action,
+        ]
+
+    def set_drawing_enabled(self, enabled: bool, reason: str = "") -> None:
+        """Enable or disable every drawing tool; disabled ones say ``reason`` when hovered,
+        so a viewer learns why nothing draws instead of drawing in vain."""
+        for item, tip in self._tips.items():
+            item.setEnabled(enabled)
+            item.setToolTip(tip if enabled or not reason else f"{tip}: {reason}")
 
     def _tool_changed(self, kind: object) -> None:
         action = self.tool_actions.get(kind) if isinstance(kind, ToolKind) else None

@@ -29,7 +29,9 @@ from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
+from whiteboard.app.import_sender import ImportSender
 from whiteboard.app.importing import copies_of
+from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
@@ -43,12 +45,23 @@ from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.board.files import (
     FILE_FILTER,
     BoardFileError,
+    OpenedBoard,
     ensure_extension,
     open_board,
     save_board,
 )
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
-from whiteboard.presence import BoardFingerprint, Presence, encode_presence, is_checkpoint
+from whiteboard.presence import (
+    IDLE_PRESENCE_S,
+    PRESENCE_S,
+    BoardFingerprint,
+    Presence,
+    PresenceSchedule,
+    default_colour,
+    encode_presence,
+    is_checkpoint,
+    yields_colour,
+)
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -74,19 +87,19 @@ log = logging.getLogger(__name__)
 # others at once that we are gone; a stuck leave must still not keep the window open forever.
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
-# Presence (whiteboard/presence.py): sent on joining, then every PRESENCE_MS while our board or
-# counters change, and every IDLE_PRESENCE_MS otherwise, so an idle session stays quiet (an MTP
-# master may hibernate) yet a newcomer learns names within seconds.
-IMPORT_BATCH = 200  # ops of an opened file sent at a time, every IMPORT_BATCH_MS
-IMPORT_BATCH_MS = 20
-PRESENCE_MS = 2000
-IDLE_PRESENCE_MS = 10000
+DONE_MS = 5000  # how long a "done" stays in the status bar
+# Presence (whiteboard/presence.py): sent first on joining, then as PresenceSchedule says,
+# looked at every PRESENCE_MS.
+PRESENCE_MS = round(PRESENCE_S * 1000)
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
 # A member whose last presence is older than this many idle presence intervals is not heard
 # from: its board is not compared with ours.
 STALE_PRESENCES = 3
+MEMBERS_WIDTH = 400  # the members panel's default width: names, state, counters, board
+# Said by the disabled tools, the canvas and the status bar to a member whose role cannot send.
+VIEWER_REASON = "You joined as a viewer: you can look, not draw"
 
 
 class MainWindow(QMainWindow):
@@ -103,7 +116,7 @@ class MainWindow(QMainWindow):
         params: Mapping[str, object] | None = None,
         display_name: str = "",
         parent: QWidget | None = None,
-        colour: int = DEFAULT_COLOUR,
+        colour: int | None = None,
         log_dir: Path | None = None,
         record: bool = True,
     ) -> None:
@@ -112,7 +125,10 @@ class MainWindow(QMainWindow):
         self.record = record
         self.session_log: SessionLogWriter | None = None
         self.display_name = display_name or "anonymous"
-        self.colour = colour
+        # None: a default colour, from our member id and the colours others use, changed if
+        # another member has it; an explicit one (chosen in the settings) is kept.
+        self.own_colour = colour is not None
+        self.colour = colour if colour is not None else DEFAULT_COLOUR
         self.replica = Replica()
         self._counter = itertools.count(1)
         self._leaving = False
@@ -122,12 +138,9 @@ class MainWindow(QMainWindow):
         self._fingerprint_cache: BoardFingerprint | None = None
         # Our board at its last checkpoint (presence.is_checkpoint), told in our presences.
         self._checkpoint: BoardFingerprint | None = None
-        self._last_presence: tuple[object, ...] | None = None
-        self._presence_sent_at = 0.0
+        self._presence_schedule = PresenceSchedule()
         self.presences_sent = 0
-        self._import_queue: list[Op] = []
-        self._import_timer = QTimer(self)
-        self._import_timer.timeout.connect(self._send_import_batch)
+        self.importer = ImportSender(self, self._send_op, self._import_done)
         # The settings this window was opened with, if it came from them (main.py sets it):
         # the settings dialog starts from them.
         self.settings: SessionSettings | None = None
@@ -142,11 +155,11 @@ class MainWindow(QMainWindow):
         # state may still be on its way.
         self.canvas.set_read_only(True)
         self.setCentralWidget(self.canvas)
-        self.canvas.colour = colour
+        self.canvas.colour = self.colour
 
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
-        self.resizeDocks([self.members_panel], [330], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.members_panel], [MEMBERS_WIDTH], Qt.Orientation.Horizontal)
         # The session state (whiteboard/app/session_state.py) and failures as notices.
         banner = SessionBanner(
             self.canvas, self.host_new_board, self.ask_save_board, self.join_again
@@ -204,13 +217,16 @@ class MainWindow(QMainWindow):
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
         # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
         self.canvas.live_chunks = spec.description.live_strokes
+        self._show_role()
         me = self.transport.member_id
         self.history = History(me)
-        stale_after = STALE_PRESENCES * IDLE_PRESENCE_MS / 1000
+        stale_after = STALE_PRESENCES * IDLE_PRESENCE_S
         self.health = SessionHealth(
             me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after, self._nacks_sent
         )
-        self._presence_due = False
+        self._presence_schedule = PresenceSchedule()
+        if not self.own_colour:
+            self._take_colour(default_colour(me))
         self.health.member_changed(me, MemberState.JOINING)
         self.session = SessionTracker(spec.description.phases, not spec.is_viewer())
         self.state_view.banner.set_host_available(spec.description.host_role is not None)
@@ -286,6 +302,16 @@ class MainWindow(QMainWindow):
         if self.spec.can_resync():
             self.switch_session(self.spec, fresh_board=True)
 
+    def _show_role(self) -> None:
+        """A viewer (its role cannot send, RFC 1301 §3.1.1) gets its drawing tools disabled,
+        each saying why; what only looks (pan, zoom, save, export) stays."""
+        can_draw = not self.spec.is_viewer()
+        reason = "" if can_draw else VIEWER_REASON
+        self.toolbar.set_drawing_enabled(can_draw, reason)
+        for action in (self.open_action, self.clear_action, self.delete_action):
+            action.setEnabled(can_draw)
+        self.canvas.setToolTip(reason)
+
     # -- toolbar and menus ------------------------------------------------------------------
 
     def _build_toolbar(self) -> None:
@@ -334,7 +360,9 @@ class MainWindow(QMainWindow):
         select_all = self._action(
             "Select &all", self.canvas.select_all, QKeySequence(keys.SelectAll)
         )
-        delete = self._action("&Delete selection", self.canvas.delete_selection)
+        delete = self.delete_action = self._action(
+            "&Delete selection", self.canvas.delete_selection
+        )
         delete.setToolTip("Delete selection (Delete)")
         edit.addActions([self.undo_action, self.redo_action])
         edit.addSeparator()
@@ -352,7 +380,8 @@ class MainWindow(QMainWindow):
         )
         session.addAction(self.resync_action)
         session.addSeparator()
-        session.addAction(self._action("&Leave and close", self.close, QKeySequence(keys.Quit)))
+        self.quit_action = self._action("&Leave and close", self.ask_close, QKeySequence(keys.Quit))
+        session.addAction(self.quit_action)
         view = self.menuBar().addMenu("&View")
         zoom_in = self._action(
             "Zoom &in", self.canvas.zoom_in, QKeySequence(keys.ZoomIn), QKeySequence("Ctrl+=")
@@ -430,10 +459,9 @@ class MainWindow(QMainWindow):
 
     # -- files ------------------------------------------------------------------------------
 
-    def ask_save_board(self) -> None:
+    def ask_save_board(self) -> bool:
         path, _ = QFileDialog.getSaveFileName(self, "Save board", "", FILE_FILTER)
-        if path:
-            self.save_board_to(ensure_extension(Path(path)))
+        return bool(path) and self.save_board_to(ensure_extension(Path(path)))
 
     def save_board_to(self, path: Path) -> bool:
         try:
@@ -445,56 +473,58 @@ class MainWindow(QMainWindow):
         return True
 
     def ask_open_board(self) -> None:
+        """Read and check the file first (a damaged one is said so, nothing asked), then ask
+        before replacing everyone's board with it."""
         if self.canvas.is_read_only():
             self.statusBar().showMessage("Join a session before opening a board", MESSAGE_MS)
             return
         path, _ = QFileDialog.getOpenFileName(self, "Open board", "", FILE_FILTER)
         if not path:
             return
+        opened = self._read_board_file(Path(path))
+        if opened is None:
+            return
         answer = QMessageBox.question(
             self,
             "Open board",
-            "Replace the board for everyone in the session with this file's?\n\n"
+            f"Replace the board for everyone in the session with {Path(path).name}'s?\n\n"
             "It is cleared, then what the file shows is drawn as yours. Undo brings the "
             "board back.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self.open_board_from(Path(path))
+            self._import_board(opened, Path(path).name)
+        else:
+            self.statusBar().clearMessage()
 
     def open_board_from(self, path: Path) -> bool:
         """Replace the shared board with the file's picture (whiteboard/app/importing.py).
         A file that cannot be read changes nothing."""
-        try:
-            opened = open_board(path)
-        except BoardFileError as exc:
-            QMessageBox.warning(self, "Open board", str(exc))
+        opened = self._read_board_file(path)
+        if opened is None:
             return False
-        clear = Clear(self._next_op_id())
-        plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
-        self._import_queue = [clear, *plan.ops]
-        self.history.record([clear.id, *(op.id for op in plan.ops)])
-        note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
-        self.statusBar().showMessage(f"Opening {path.name}{note}…", MESSAGE_MS)
-        self._send_import_batch()
-        if self._import_queue:
-            self._import_timer.start(IMPORT_BATCH_MS)
+        self._import_board(opened, path.name)
         return True
 
-    def _send_import_batch(self) -> None:
-        """A file's ops go out a batch at a time, so a big board neither fills the
-        transport's send queue nor freezes the window."""
-        batch, self._import_queue = (
-            self._import_queue[:IMPORT_BATCH],
-            self._import_queue[IMPORT_BATCH:],
-        )
-        for op in batch:
-            if not self._send_op(op):
-                self._import_queue = []
-                break
-        if not self._import_queue:
-            self._import_timer.stop()
+    def _read_board_file(self, path: Path) -> OpenedBoard | None:
+        try:
+            return open_board(path)
+        except BoardFileError as exc:
+            QMessageBox.warning(self, "Open board", str(exc))
+            return None
+
+    def _import_board(self, opened: OpenedBoard, name: str) -> None:
+        clear = Clear(self._next_op_id())
+        plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
+        self.history.record([clear.id, *(op.id for op in plan.ops)])
+        note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
+        self.statusBar().showMessage(f"Opening {name}{note}…")
+        self.importer.start([clear, *plan.ops], f"{name}{note}")
+
+    def _import_done(self, label: str) -> None:
+        # The "Opening…" goes with the work it announced.
+        self.statusBar().showMessage(f"Opened {label}", DONE_MS)
 
     def ask_export_board(self, visible: bool = False) -> None:
         path, _ = QFileDialog.getSaveFileName(self, "Export board", "", EXPORT_FILTER)
@@ -528,9 +558,12 @@ class MainWindow(QMainWindow):
         parameters by leaving this session cleanly and joining that one."""
         previous, self.settings = self.settings, chosen
         self.display_name = chosen.display_name
-        self.colour = chosen.colour
-        self.canvas.colour = chosen.colour
-        self._presence_due = True
+        was_own, self.own_colour = self.own_colour, chosen.own_colour
+        if chosen.own_colour:
+            self._take_colour(chosen.colour)
+        elif was_own:
+            self._take_colour(self._free_colour())  # back to a default: one nobody uses
+        self._presence_schedule.due = True
         try:
             spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
         except ValueError as exc:
@@ -540,6 +573,31 @@ class MainWindow(QMainWindow):
             self.switch_session(spec)
 
     # -- presence and health ----------------------------------------------------------------
+
+    def _take_colour(self, argb: int) -> None:
+        """Our colour is now ``argb``; the tool bar follows unless another colour was picked
+        there for drawing."""
+        if self.canvas.colour == self.colour:
+            self.toolbar.set_colour(argb)
+        self.colour = argb
+        self._presence_schedule.due = True
+
+    def _avoid_colour_of(self, member: int, presence: Presence) -> None:
+        """Another member shows our default colour: of the two, one moves to a free colour
+        (never both: they would collide again). A colour chosen in the settings stays."""
+        me = self.transport.member_id
+        if self.own_colour or member == me or presence.colour != self.colour:
+            return
+        if yields_colour(me, member, presence.colour_chosen):
+            self._take_colour(self._free_colour())
+
+    def _free_colour(self) -> int:
+        """A default colour no other member present shows (whiteboard/presence.py)."""
+        rows = self.health.rows()
+        heard = {
+            r.colour for r in rows if r.colour and not r.me and r.state is not MemberState.LEFT
+        }
+        return default_colour(self.transport.member_id, heard)
 
     def _fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
@@ -565,6 +623,7 @@ class MainWindow(QMainWindow):
             counters.get("retransmissions", 0),
             counters.get("late_delivered", 0),
             self._checkpoint,
+            self.own_colour,
         )
 
     def _passed_checkpoint(self) -> None:
@@ -586,11 +645,7 @@ class MainWindow(QMainWindow):
         self.health.check(self._counts(), now)
         presence = self.own_presence()
         self.health.passed(presence.board)
-        state = (presence.board.ops, presence.board.last_key, presence.nacks_sent)
-        idle = state == self._last_presence
-        due = force or self._presence_due or not idle
-        if due or now - self._presence_sent_at >= IDLE_PRESENCE_MS / 1000:
-            self._presence_due = False
+        if force or self._presence_schedule.is_due(presence, now):
             payload = encode_presence(presence)
             try:
                 self.transport.send(payload)
@@ -598,8 +653,7 @@ class MainWindow(QMainWindow):
                 return  # leaving: nothing to tell
             self._record_sent(payload)
             self.presences_sent += 1
-            self._last_presence = state
-            self._presence_sent_at = now
+            self._presence_schedule.sent(presence, now)
         self._refresh_status()
 
     # -- transport events -------------------------------------------------------------------
@@ -612,6 +666,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, Delivered):
             if isinstance(change, Presence):
                 self.health.presence(event.origin, change, self._counts(), time.monotonic())
+                self._avoid_colour_of(event.origin, change)
             elif change is None:
                 self.state_view.tell(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
@@ -626,7 +681,7 @@ class MainWindow(QMainWindow):
             self._refresh_status()
         elif isinstance(event, MemberChanged):
             if event.member not in self.health and event.state is not MemberState.LEFT:
-                self._presence_due = True  # a newcomer: tell it who we are soon
+                self._presence_schedule.due = True  # a newcomer: tell it who we are soon
             self.health.member_changed(event.member, event.state)
             self._refresh_status()
         elif isinstance(event, Ready):
@@ -705,7 +760,26 @@ class MainWindow(QMainWindow):
 
     # -- leaving ----------------------------------------------------------------------------
 
+    def leaving_loss(self) -> LeavingLoss:
+        undelivered = len(self.canvas.pending_ops()) + self.importer.unsent()
+        return LeavingLoss.of(self.health.rows(), self.replica.board, undelivered)
+
+    def may_leave(self) -> bool:
+        """Ask first when leaving would lose something (whiteboard/app/leaving.py)."""
+        finished = self._leaving or self.transport.finished
+        return finished or confirm_leaving(self, self.leaving_loss(), self.ask_save_board)
+
+    def ask_close(self) -> None:
+        """Session ▸ Leave and close (Ctrl+Q): a person leaving, who is asked first."""
+        if self.may_leave():
+            self.close()
+
     def closeEvent(self, event: QCloseEvent) -> None:
+        # The window manager's close button is a person leaving too; a close by the program
+        # (after asking, a session switch, tests) is not asked again.
+        if event.spontaneous() and not self.may_leave():
+            event.ignore()
+            return
         self._switch_to = None  # closing wins over a pending switch
         if not self._leaving:
             self._leaving = True
