@@ -69,6 +69,7 @@ PRESENCES = st.builds(
     retransmissions=st.integers(0, 2**63 - 1),
     late_delivered=st.integers(0, 2**63 - 1),
     checkpoint=st.none() | FINGERPRINTS,
+    colour_chosen=st.booleans(),
 )
 
 
@@ -107,7 +108,10 @@ def test_corrupted_presences_decode_or_fail_cleanly(
     [
         (["wb-presence", 3, "a", 0, 0, [], bytes(32), 0, 0, 0], "unsupported presence version 3"),
         (["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0], "not a presence array of version"),
-        (["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0, [1]], "checkpoint must be nil"),
+        (
+            ["wb-presence", 2, "a", 0, 0, [], bytes(32), 0, 0, 0, [1], False],
+            "checkpoint must be nil",
+        ),
         (["wb-presence", 1, "", 0, 0, [], bytes(32), 0, 0, 0], "name must be 1-40 characters"),
         (["wb-presence", 1, "a", 0, 0, [], bytes(31), 0, 0, 0], "wrong type"),
         (["wb-presence", 1, "a", -1, 0, [], bytes(32), 0, 0, 0], "colour must be a 32-bit"),
