@@ -48,7 +48,7 @@ def test_rfc1301_3_2_5_when_the_host_dies_the_others_show_reconnecting_and_why(
     assert "kept and sent once back" in banner.message.text()
     assert ann.state_view.label.toolTip() == ann.session.state.text()
     assert "Reconnecting" in ann.members_panel.session.text()
-    assert row_of(ann, "host")[1] == "not heard from"
+    assert row_of(ann, "host")[1] == "silent"  # the state column's word for not heard from
     assert "boards agree" not in ann.agreement_label.text()
     assert not ann.canvas.is_read_only()  # MTP queues what is drawn while rejoining
     assert ann.state_view.notice.text() == ""  # the state says it: no second message
