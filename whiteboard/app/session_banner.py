@@ -79,7 +79,7 @@ class SessionBanner(QFrame):
         self,
         canvas: QWidget,
         host_new: Callable[[], None],
-        save: Callable[[], None],
+        save: Callable[[], object],  # its result (saved or not) is not needed here
         join_again: Callable[[], None],
     ) -> None:
         super().__init__(canvas)
