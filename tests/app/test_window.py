@@ -62,8 +62,8 @@ def test_drawing_in_one_window_delivers_the_stroke_back(qtbot: QtBot, window_a: 
     assert all((y == 80.0 and 40 <= x <= 150) or (x == 150.0 and 80 <= y <= 150) for x, y in points)
     assert window_a.canvas.pending_ops() == ()
     # One op, and the presences that tell the others who we are (whiteboard/presence.py).
-    assert window_a.presences_sent >= 1
-    assert window_a.transport.counters()["sent"] == 1 + window_a.presences_sent
+    assert window_a.presence.sent_count >= 1
+    assert window_a.transport.counters()["sent"] == 1 + window_a.presence.sent_count
 
 
 @pytest.mark.network

@@ -81,7 +81,7 @@ def test_a_damaged_file_says_so_and_changes_nothing(
     [message] = warnings
     assert "plan.wbd" in message and "damaged" in message
     assert alice.replica.board.hash() == before
-    assert alice.transport.counters()["sent"] == 2 + alice.presences_sent
+    assert alice.transport.counters()["sent"] == 2 + alice.presence.sent_count
 
 
 @pytest.mark.network
@@ -170,7 +170,7 @@ def test_open_asks_after_reading_and_leaves_no_stale_status(
     [question] = questions.asked
     assert "board1.wbd" in question
     assert alice.statusBar().currentMessage() == ""
-    assert alice.transport.counters()["sent"] == 2 + alice.presences_sent  # nothing imported
+    assert alice.transport.counters()["sent"] == 2 + alice.presence.sent_count  # nothing imported
 
     questions.answers.append(QMessageBox.StandardButton.Yes)
     alice.ask_open_board()

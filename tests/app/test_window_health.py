@@ -192,7 +192,7 @@ def test_changing_the_transport_leaves_cleanly_and_joins_anew(qtbot: QtBot, net:
     )
     assert old.finished and window.transport.name == "rmp"
     assert window.transport_label.text().startswith("rmp")
-    assert window.own_presence().name == "Ada L." and window.canvas.colour == 0xFF43A047
+    assert window.presence.own().name == "Ada L." and window.canvas.colour == 0xFF43A047
     assert len(window.replica.board) == 1  # what we had stays
     drag(window, [(x, y + 100) for x, y in PATH])
     qtbot.waitUntil(lambda: len(window.replica.board) == 2, timeout=RMP_WAIT_MS)

@@ -59,19 +59,21 @@ def test_default_colours_differ_and_the_greater_id_moves_off_a_taken_one(
         lambda: "bea" in names_heard(ann) and "ann" in names_heard(bea), timeout=WAIT_MS
     )
     # Neither chose a colour: each has a default, and not the same one.
-    assert not ann.own_colour and not bea.own_colour
-    assert {ann.colour, bea.colour} <= set(MEMBER_COLOURS)
-    qtbot.waitUntil(lambda: ann.colour != bea.colour, timeout=WAIT_MS)
+    assert not ann.presence.own_colour and not bea.presence.own_colour
+    assert {ann.presence.colour, bea.presence.colour} <= set(MEMBER_COLOURS)
+    qtbot.waitUntil(lambda: ann.presence.colour != bea.presence.colour, timeout=WAIT_MS)
     # Make them collide: the member with the smaller id takes the other's colour.
     low, high = sorted((ann, bea), key=lambda w: w.transport.member_id)
-    taken = high.colour
-    low._take_colour(taken)  # as if its default had been that one
+    taken = high.presence.colour
+    low.presence.take_colour(taken)  # as if its default had been that one
     low._presence_tick()
-    qtbot.waitUntil(lambda: high.colour != taken, timeout=WAIT_MS)
-    assert low.colour == taken and high.colour in MEMBER_COLOURS
+    qtbot.waitUntil(lambda: high.presence.colour != taken, timeout=WAIT_MS)
+    assert low.presence.colour == taken and high.presence.colour in MEMBER_COLOURS
     # The new colour is what the others see, and what the tool bar draws with.
-    qtbot.waitUntil(lambda: names_heard(low)[high.display_name] == high.colour, timeout=WAIT_MS)
-    assert high.canvas.colour == high.colour
+    qtbot.waitUntil(
+        lambda: names_heard(low)[high.display_name] == high.presence.colour, timeout=WAIT_MS
+    )
+    assert high.canvas.colour == high.presence.colour
 
 
 @pytest.mark.network
@@ -79,15 +81,15 @@ def test_a_chosen_colour_is_kept_and_a_default_one_moves_off_it(
     qtbot: QtBot, net: NetConfig
 ) -> None:
     ann = open_window(qtbot, net, "ann")
-    taken = ann.colour
+    taken = ann.presence.colour
     cy = MainWindow("raw", net, {}, "cy", colour=taken)  # chosen in the settings
     qtbot.addWidget(cy)
     cy.show()
     # Whichever member id is greater, the default colour is the one that moves.
-    qtbot.waitUntil(lambda: ann.colour != taken, timeout=WAIT_MS)
-    assert cy.own_colour and cy.colour == taken
+    qtbot.waitUntil(lambda: ann.presence.colour != taken, timeout=WAIT_MS)
+    assert cy.presence.own_colour and cy.presence.colour == taken
     qtbot.waitUntil(lambda: names_heard(ann).get("cy") == taken, timeout=WAIT_MS)
-    qtbot.waitUntil(lambda: names_heard(cy).get("ann") == ann.colour, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: names_heard(cy).get("ann") == ann.presence.colour, timeout=WAIT_MS)
 
 
 @pytest.mark.network
@@ -131,6 +133,6 @@ def test_going_back_to_a_free_colour_in_the_settings_takes_one_nobody_uses(
     )
     cy.settings = replace(settings, colour=0xFF123456, own_colour=True)
     cy.apply_settings(replace(settings, own_colour=False))
-    assert not cy.own_colour
+    assert not cy.presence.own_colour
     qtbot.waitUntil(lambda: names_heard(ann).get("cy") in MEMBER_COLOURS, timeout=WAIT_MS)
-    assert cy.colour in MEMBER_COLOURS and cy.colour != ann.colour
+    assert cy.presence.colour in MEMBER_COLOURS and cy.presence.colour != ann.presence.colour

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from whiteboard.app.canvas import DEFAULT_COLOUR, BoardCanvas
+from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.health import SessionHealth
@@ -33,6 +33,7 @@ from whiteboard.app.import_sender import ImportSender
 from whiteboard.app.importing import copies_of
 from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
+from whiteboard.app.own_presence import OwnPresence
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording
 from whiteboard.app.session import SessionSpec
@@ -51,17 +52,7 @@ from whiteboard.board.files import (
     save_board,
 )
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
-from whiteboard.presence import (
-    IDLE_PRESENCE_S,
-    PRESENCE_S,
-    BoardFingerprint,
-    Presence,
-    PresenceSchedule,
-    default_colour,
-    encode_presence,
-    is_checkpoint,
-    yields_colour,
-)
+from whiteboard.presence import IDLE_PRESENCE_S, PRESENCE_S, Presence
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -88,9 +79,10 @@ log = logging.getLogger(__name__)
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
 DONE_MS = 5000  # how long a "done" stays in the status bar
-# Presence (whiteboard/presence.py): sent first on joining, then as PresenceSchedule says,
-# looked at every PRESENCE_MS.
+# Presence (whiteboard/app/own_presence.py): sent first on joining, then as PresenceSchedule
+# says (at least every IDLE_PRESENCE_MS), looked at every PRESENCE_MS.
 PRESENCE_MS = round(PRESENCE_S * 1000)
+IDLE_PRESENCE_MS = round(IDLE_PRESENCE_S * 1000)
 # How long a board difference must last, neither board moving, to be believed
 # (whiteboard/app/health.py).
 AGREEMENT_SETTLE_S = 5.0
@@ -125,21 +117,12 @@ class MainWindow(QMainWindow):
         self.record = record
         self.session_log: SessionLogWriter | None = None
         self.display_name = display_name or "anonymous"
-        # None: a default colour, from our member id and the colours others use, changed if
-        # another member has it; an explicit one (chosen in the settings) is kept.
-        self.own_colour = colour is not None
-        self.colour = colour if colour is not None else DEFAULT_COLOUR
         self.replica = Replica()
         self._counter = itertools.count(1)
         self._leaving = False
         self._finished = False
         self._leave_timer: QTimer | None = None
         self._switch_to: SessionSpec | None = None  # the session to join once this one ends
-        self._fingerprint_cache: BoardFingerprint | None = None
-        # Our board at its last checkpoint (presence.is_checkpoint), told in our presences.
-        self._checkpoint: BoardFingerprint | None = None
-        self._presence_schedule = PresenceSchedule()
-        self.presences_sent = 0
         self.importer = ImportSender(self, self._send_op, self._import_done)
         # The settings this window was opened with, if it came from them (main.py sets it):
         # the settings dialog starts from them.
@@ -155,7 +138,9 @@ class MainWindow(QMainWindow):
         # state may still be on its way.
         self.canvas.set_read_only(True)
         self.setCentralWidget(self.canvas)
-        self.canvas.colour = self.colour
+        # Our name, colour and board, told to the others (colour None: a default one).
+        self.presence = OwnPresence(self, colour)
+        self.canvas.colour = self.presence.colour
 
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
@@ -220,13 +205,15 @@ class MainWindow(QMainWindow):
         self._show_role()
         me = self.transport.member_id
         self.history = History(me)
-        stale_after = STALE_PRESENCES * IDLE_PRESENCE_S
+        idle_s = IDLE_PRESENCE_MS / 1000
         self.health = SessionHealth(
-            me, self._fingerprint, AGREEMENT_SETTLE_S, stale_after, self._nacks_sent
+            me,
+            self.presence.fingerprint,
+            AGREEMENT_SETTLE_S,
+            STALE_PRESENCES * idle_s,
+            self._nacks_sent,
         )
-        self._presence_schedule = PresenceSchedule()
-        if not self.own_colour:
-            self._take_colour(default_colour(me))
+        self.presence.start_session(idle_s)
         self.health.member_changed(me, MemberState.JOINING)
         self.session = SessionTracker(spec.description.phases, not spec.is_viewer())
         self.state_view.banner.set_host_available(spec.description.host_role is not None)
@@ -257,7 +244,7 @@ class MainWindow(QMainWindow):
         keep_flushing(self.reactor, writer, counters=self.transport.counters)
         return writer
 
-    def _record_sent(self, payload: bytes) -> None:
+    def record_sent(self, payload: bytes) -> None:
         if self.session_log is not None:
             self.session_log.record_local_op(payload, self.reactor.time())
 
@@ -418,7 +405,7 @@ class MainWindow(QMainWindow):
             self.history.forget(op.id)
             self.state_view.tell(f"Could not send the drawing: {exc}")
             return False
-        self._record_sent(payload)
+        self.record_sent(payload)
         return True
 
     def on_gesture(self, ops: list[OpId]) -> None:
@@ -558,12 +545,7 @@ class MainWindow(QMainWindow):
         parameters by leaving this session cleanly and joining that one."""
         previous, self.settings = self.settings, chosen
         self.display_name = chosen.display_name
-        was_own, self.own_colour = self.own_colour, chosen.own_colour
-        if chosen.own_colour:
-            self._take_colour(chosen.colour)
-        elif was_own:
-            self._take_colour(self._free_colour())  # back to a default: one nobody uses
-        self._presence_schedule.due = True
+        self.presence.choose_colour(chosen.colour if chosen.own_colour else None)
         try:
             spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
         except ValueError as exc:
@@ -574,87 +556,22 @@ class MainWindow(QMainWindow):
 
     # -- presence and health ----------------------------------------------------------------
 
-    def _take_colour(self, argb: int) -> None:
-        """Our colour is now ``argb``; the tool bar follows unless another colour was picked
-        there for drawing."""
-        if self.canvas.colour == self.colour:
-            self.toolbar.set_colour(argb)
-        self.colour = argb
-        self._presence_schedule.due = True
-
-    def _avoid_colour_of(self, member: int, presence: Presence) -> None:
-        """Another member shows our default colour: of the two, one moves to a free colour
-        (never both: they would collide again). A colour chosen in the settings stays."""
-        me = self.transport.member_id
-        if self.own_colour or member == me or presence.colour != self.colour:
-            return
-        if yields_colour(me, member, presence.colour_chosen):
-            self._take_colour(self._free_colour())
-
-    def _free_colour(self) -> int:
-        """A default colour no other member present shows (whiteboard/presence.py)."""
-        rows = self.health.rows()
-        heard = {
-            r.colour for r in rows if r.colour and not r.me and r.state is not MemberState.LEFT
-        }
-        return default_colour(self.transport.member_id, heard)
-
-    def _fingerprint(self) -> BoardFingerprint:
-        board = self.replica.board
-        cached = self._fingerprint_cache
-        if cached is None or (cached.ops, cached.last_key) != (len(board), board.last_key):
-            # Hashing 10,000 strokes takes ~25 ms: only when the board changed.
-            cached = self._fingerprint_cache = BoardFingerprint.of(board)
-        return cached
-
     def _nacks_sent(self) -> int:
         return self.transport.counters().get("nacks_sent", 0)
 
     def _counts(self) -> tuple[int, object]:
         return len(self.replica.board), self.replica.board.last_key
 
-    def own_presence(self) -> Presence:
-        counters = self.transport.counters()
-        return Presence(
-            self.display_name[:40],
-            self.colour,
-            self._fingerprint(),
-            counters.get("nacks_sent", 0),
-            counters.get("retransmissions", 0),
-            counters.get("late_delivered", 0),
-            self._checkpoint,
-            self.own_colour,
-        )
-
-    def _passed_checkpoint(self) -> None:
-        """An op was applied: at a checkpoint count, keep our board's fingerprint there, to
-        tell the others and to compare theirs with (whiteboard/app/health.py)."""
-        if is_checkpoint(len(self.replica.board)):
-            self._checkpoint = self._fingerprint()
-            self.health.passed(self._checkpoint, checkpoint=True)
-
     def _board_replaced(self) -> None:
         """A board state or a resync: the points our board passed before are not its past."""
-        self._fingerprint_cache = self._checkpoint = None
+        self.presence.forget_board()
         self.health.forget_passed()
 
     def _presence_tick(self, force: bool = False) -> None:
         if self._leaving or self.canvas.is_read_only() or self.transport.finished:
             return
-        now = time.monotonic()
-        self.health.check(self._counts(), now)
-        presence = self.own_presence()
-        self.health.passed(presence.board)
-        if force or self._presence_schedule.is_due(presence, now):
-            payload = encode_presence(presence)
-            try:
-                self.transport.send(payload)
-            except (ValueError, RuntimeError):
-                return  # leaving: nothing to tell
-            self._record_sent(payload)
-            self.presences_sent += 1
-            self._presence_schedule.sent(presence, now)
-        self._refresh_status()
+        if self.presence.tick(force):
+            self._refresh_status()
 
     # -- transport events -------------------------------------------------------------------
 
@@ -666,7 +583,7 @@ class MainWindow(QMainWindow):
         if isinstance(event, Delivered):
             if isinstance(change, Presence):
                 self.health.presence(event.origin, change, self._counts(), time.monotonic())
-                self._avoid_colour_of(event.origin, change)
+                self.presence.avoid_colour_of(event.origin, change)
             elif change is None:
                 self.state_view.tell(
                     f"Ignored a bad drawing from member {event.origin:08x}: "
@@ -675,13 +592,13 @@ class MainWindow(QMainWindow):
             else:
                 if not change.duplicate:
                     self.health.board_moved()
-                    self._passed_checkpoint()
+                    self.presence.passed_op()
                 self.canvas.board_changed(change)
                 self._freezes.op_delivered()
             self._refresh_status()
         elif isinstance(event, MemberChanged):
             if event.member not in self.health and event.state is not MemberState.LEFT:
-                self._presence_schedule.due = True  # a newcomer: tell it who we are soon
+                self.presence.schedule.due = True  # a newcomer: tell it who we are soon
             self.health.member_changed(event.member, event.state)
             self._refresh_status()
         elif isinstance(event, Ready):
@@ -743,20 +660,9 @@ class MainWindow(QMainWindow):
         self.resync_action.setEnabled(bool(self.health.differing()) and self.spec.can_resync())
         ops = len(self.replica.board)
         self.ops_label.setText(f"{ops} op{'s' if ops != 1 else ''}")
-        self.members_panel.show_rows(self.health.rows(self._own_row_presence()))
+        self.members_panel.show_rows(self.health.rows(self.presence.own_row()))
         self.undo_action.setEnabled(self.history.can_undo(self.replica.board))
         self.redo_action.setEnabled(self.history.can_redo(self.replica.board))
-
-    def _own_row_presence(self) -> Presence | None:
-        counters = self.transport.counters()
-        return Presence(
-            self.display_name[:40],
-            self.colour,
-            BoardFingerprint(0, None, "0" * 64),  # our own board is not compared with itself
-            counters.get("nacks_sent", 0),
-            counters.get("retransmissions", 0),
-            counters.get("late_delivered", 0),
-        )
 
     # -- leaving ----------------------------------------------------------------------------
 
@@ -823,7 +729,7 @@ class MainWindow(QMainWindow):
             return
         if self._fresh_board:
             self.replica = Replica()
-            self._fingerprint_cache = self._checkpoint = None
+            self.presence.forget_board()
             self.canvas.board_changed(None)
         self._freezes.session_ended()
         try:
