@@ -42,15 +42,15 @@ AGREEMENT_TEXT = {
     Agreement.NOT_COMPARED: "not compared",  # not heard from lately: its word is stale
 }
 TOOLTIPS = (
-    'Name and colour the member chose ("joining…" until its name arrives)',
+    'The member\'s name and colour ("joining…" until its name arrives)',
     "What the transport knows: joining, active, silent (not heard from for a while), or left",
     "NACKs: how many times the member asked the others to send again something it missed "
     "(a negative acknowledgement); a few are normal, many mean a lossy network at its end",
     "Resent: how many packets the member sent a second time because someone missed them",
     "Late: drawings that reached the member after newer ones and were put back in their "
     "place; the board is right, they only showed up late",
-    "Whether the member's board is the same as yours, compared at a point both boards passed;"
-    " members not heard from lately are not compared",
+    "Whether the member's board is the same as yours, compared at a point both boards passed"
+    " (… until they have); a silent member, or one that left, is not compared",
 )
 NUMERIC_COLUMNS = (2, 3, 4)
 # A member the transport knows but whose presence (name, colour) has not arrived yet: never
