@@ -137,7 +137,8 @@ def main_window(net: NetConfig) -> None:
     bob.toolbar.set_colour(window_colour)
     drag(bob, wave(120, 420, 420, 25))
     wait_for(lambda: ada.replica.board.hash() == bob.replica.board.hash(), "the boards to agree")
-    wait_for(lambda: "agree" in bob.agreement_label.text(), "the agreement check", 20)
+    for window in (ada, bob):
+        wait_for(lambda w=window: "agree" in w.agreement_label.text(), "the agreement check", 20)
     bob.hide()
     shoot(ada, "main-window")
     ada.canvas.set_tool(ToolKind.SELECT)
@@ -161,6 +162,7 @@ def session_states(net: NetConfig) -> None:
     wait_for(lambda: not ann.canvas.is_read_only(), "Ann to join")
     sketch(ann)
     wait_for(lambda: len(host.replica.board) == len(ann.replica.board), "the host's board")
+    wait_for(lambda: "Host" in [r[0] for r in ann.members_panel.row_texts()], "the host's name")
     host.hide()
     host._presence_timer.stop()  # as a killed process: no more presences
     host.carrier.release()  # the host's computer stops: nothing more from it
@@ -176,6 +178,7 @@ def session_states(net: NetConfig) -> None:
         "Ann to join the new host",
         60,
     )
+    wait_for(lambda: "Host" in [r[0] for r in ann.members_panel.row_texts()], "its name")
     host.close()
     wait_for(lambda: "ended" in ann.state_view.label.text(), "the session to end", 30)
     shoot(ann, "session-ended")
