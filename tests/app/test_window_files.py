@@ -41,13 +41,13 @@ def test_a_saved_board_opened_into_a_session_replaces_everyones_board(
         for o in alice.replica.board.objects()
     ]
     path = tmp_path / "plan.wbd"
-    assert alice.save_board_to(path) and path.stat().st_size > 0
+    assert alice.files.save_board_to(path) and path.stat().st_size > 0
 
     alice.clear_board()
     drag(bob, [(300, 300), (350, 350)])
     qtbot.waitUntil(lambda: len(alice.replica.board.objects()) == 1, timeout=WAIT_MS)
 
-    assert bob.open_board_from(path)
+    assert bob.files.open_board_from(path)
     qtbot.waitUntil(
         lambda: len(alice.replica.board.objects()) == 2 and len(bob.replica.board.objects()) == 2,
         timeout=WAIT_MS,
@@ -72,12 +72,12 @@ def test_a_damaged_file_says_so_and_changes_nothing(
     alice = open_window(qtbot, net, "alice")
     draw_two(qtbot, alice)
     path = tmp_path / "plan.wbd"
-    alice.save_board_to(path)
+    alice.files.save_board_to(path)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
     before = alice.replica.board.hash()
-    assert not alice.open_board_from(path)
+    assert not alice.files.open_board_from(path)
     [message] = warnings
     assert "plan.wbd" in message and "damaged" in message
     assert alice.replica.board.hash() == before
@@ -91,16 +91,16 @@ def test_export_writes_a_png_of_the_board(
     alice = open_window(qtbot, net, "alice")
     draw_two(qtbot, alice)
     path = tmp_path / "board.png"
-    assert alice.export_board_to(path)
+    assert alice.files.export_board_to(path)
     image = QImage(str(path))
     assert not image.isNull() and image.width() > 100
     assert "Exported board.png" in alice.statusBar().currentMessage()
-    assert not alice.export_board_to(tmp_path / "board.doc")
+    assert not alice.files.export_board_to(tmp_path / "board.doc")
     assert warnings and "board.doc" in warnings[0]
 
 
 def save_damaged(window: MainWindow, path: Path) -> None:
-    window.save_board_to(path)
+    window.files.save_board_to(path)
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0xFF
     path.write_bytes(bytes(data))
@@ -143,7 +143,7 @@ def test_open_reports_a_damaged_file_without_asking_to_replace_the_board(
     path = tmp_path / "board1.wbd"
     save_damaged(alice, path)
     choose_file(monkeypatch, path)
-    alice.ask_open_board()
+    alice.files.ask_open_board()
     [message] = warnings
     assert "board1.wbd" in message and "damaged" in message
     assert questions.asked == []  # nothing to replace the board with: nothing asked
@@ -163,17 +163,17 @@ def test_open_asks_after_reading_and_leaves_no_stale_status(
     alice = open_window(qtbot, net, "alice")
     draw_two(qtbot, alice)
     path = tmp_path / "board1.wbd"
-    assert alice.save_board_to(path)
+    assert alice.files.save_board_to(path)
     choose_file(monkeypatch, path)
 
-    alice.ask_open_board()  # answered Cancel
+    alice.files.ask_open_board()  # answered Cancel
     [question] = questions.asked
     assert "board1.wbd" in question
     assert alice.statusBar().currentMessage() == ""
     assert alice.transport.counters()["sent"] == 2 + alice.presence.sent_count  # nothing imported
 
     questions.answers.append(QMessageBox.StandardButton.Yes)
-    alice.ask_open_board()
+    alice.files.ask_open_board()
     qtbot.waitUntil(lambda: "Opened board1.wbd" in alice.statusBar().currentMessage())
     assert warnings == []
     # The clear and the file's two strokes were sent: the board is the file's again.

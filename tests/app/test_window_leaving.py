@@ -119,7 +119,7 @@ def test_leaving_while_a_file_is_still_being_sent_asks_even_with_others(
         big.apply((counter,), synthetic_stroke(7, counter, rng))
     path = tmp_path / "big.wbd"
     save_board(path, big)
-    assert ann.open_board_from(path)  # the first batch is sent, the rest queued
+    assert ann.files.open_board_from(path)  # the first batch is sent, the rest queued
     ann.quit_action.trigger()
     [text] = asked.texts
     assert "of your drawings have not reached the others yet" in text

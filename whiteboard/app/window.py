@@ -16,7 +16,6 @@ from pathlib import Path
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
 from PySide6.QtWidgets import (
-    QFileDialog,
     QLabel,
     QMainWindow,
     QMessageBox,
@@ -24,13 +23,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
-from whiteboard.app.export import EXPORT_FILTER, ExportError, export_board
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
-from whiteboard.app.import_sender import ImportSender
-from whiteboard.app.importing import copies_of
 from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.own_presence import OwnPresence
@@ -43,14 +40,6 @@ from whiteboard.app.settings import SessionSettings, default_qsettings, load_set
 from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.app.toolbar import DrawingToolbar
 from whiteboard.board import Clear, Op, OpId, encode_op
-from whiteboard.board.files import (
-    FILE_FILTER,
-    BoardFileError,
-    OpenedBoard,
-    ensure_extension,
-    open_board,
-    save_board,
-)
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.presence import IDLE_PRESENCE_S, PRESENCE_S, Presence
 from whiteboard.replica import Replica
@@ -78,7 +67,6 @@ log = logging.getLogger(__name__)
 # others at once that we are gone; a stuck leave must still not keep the window open forever.
 LEAVE_TIMEOUT_MS = 5000
 MESSAGE_MS = 15000  # how long a failure stays in the status bar
-DONE_MS = 5000  # how long a "done" stays in the status bar
 # Presence (whiteboard/app/own_presence.py): sent first on joining, then as PresenceSchedule
 # says (at least every IDLE_PRESENCE_MS), looked at every PRESENCE_MS.
 PRESENCE_MS = round(PRESENCE_S * 1000)
@@ -123,12 +111,13 @@ class MainWindow(QMainWindow):
         self._finished = False
         self._leave_timer: QTimer | None = None
         self._switch_to: SessionSpec | None = None  # the session to join once this one ends
-        self.importer = ImportSender(self, self._send_op, self._import_done)
+        # Save, Open (an opened file's ops sent a batch at a time), Export.
+        self.files = BoardFiles(self, self, self._send_op)
         # The settings this window was opened with, if it came from them (main.py sets it):
         # the settings dialog starts from them.
         self.settings: SessionSettings | None = None
 
-        self.canvas = BoardCanvas(lambda: self.replica.board, self._next_op_id, self._send_op)
+        self.canvas = BoardCanvas(lambda: self.replica.board, self.next_op_id, self._send_op)
         self.canvas.on_gesture = self.on_gesture
         # What the board keeps alive is frozen now and then, out of the cyclic collector's
         # walks (see collector.py); given back when the window goes.
@@ -147,7 +136,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.members_panel], [MEMBERS_WIDTH], Qt.Orientation.Horizontal)
         # The session state (whiteboard/app/session_state.py) and failures as notices.
         banner = SessionBanner(
-            self.canvas, self.host_new_board, self.ask_save_board, self.join_again
+            self.canvas, self.host_new_board, self.files.ask_save_board, self.join_again
         )
         self.state_view = SessionStateView(
             self.statusBar(), banner, self.members_panel.show_session, MESSAGE_MS
@@ -318,16 +307,16 @@ class MainWindow(QMainWindow):
         keys = QKeySequence.StandardKey
         file = self.menuBar().addMenu("&File")
         self.open_action = self._action(
-            "&Open board…", self.ask_open_board, QKeySequence(keys.Open)
+            "&Open board…", self.files.ask_open_board, QKeySequence(keys.Open)
         )
         self.save_action = self._action(
-            "&Save board…", self.ask_save_board, QKeySequence(keys.Save)
+            "&Save board…", self.files.ask_save_board, QKeySequence(keys.Save)
         )
         self.export_action = self._action(
-            "&Export board…", self.ask_export_board, QKeySequence("Ctrl+E")
+            "&Export board…", self.files.ask_export_board, QKeySequence("Ctrl+E")
         )
         self.export_view_action = self._action(
-            "Export &visible area…", lambda: self.ask_export_board(visible=True)
+            "Export &visible area…", lambda: self.files.ask_export_board(visible=True)
         )
         file.addActions([self.open_action, self.save_action])
         file.addSeparator()
@@ -361,7 +350,7 @@ class MainWindow(QMainWindow):
             "&Settings…", self.open_settings, QKeySequence("Ctrl+,")
         )
         session.addAction(self.settings_action)
-        self.resync_action = self._action("&Resync board from the others", self.resync)
+        self.resync_action: QAction = self._action("&Resync board from the others", self.resync)
         self.resync_action.setToolTip(
             "Leave and join again, taking the board the others have (when yours differs)"
         )
@@ -390,7 +379,7 @@ class MainWindow(QMainWindow):
 
     # -- sending ----------------------------------------------------------------------------
 
-    def _next_op_id(self) -> OpId:
+    def next_op_id(self) -> OpId:
         # Member ids are random per session, so a counter from 1 never collides with an op
         # this member id sent before.
         return OpId(self.transport.member_id, next(self._counter))
@@ -415,13 +404,13 @@ class MainWindow(QMainWindow):
     def undo(self) -> None:
         if self.canvas.is_read_only():
             return
-        for op in self.history.undo(self.replica.board, self._next_op_id):
+        for op in self.history.undo(self.replica.board, self.next_op_id):
             self._send_op(op)
 
     def redo(self) -> None:
         if self.canvas.is_read_only():
             return
-        for op in self.history.redo(self.replica.board, self._next_op_id):
+        for op in self.history.redo(self.replica.board, self.next_op_id):
             self._send_op(op)
 
     def ask_clear_board(self) -> None:
@@ -440,95 +429,9 @@ class MainWindow(QMainWindow):
     def clear_board(self) -> None:
         """A CLEAR op, like any other: everyone's board empties where it is ordered, and
         undoing it brings back what it removed (docs/board-model.md)."""
-        clear = Clear(self._next_op_id())
+        clear = Clear(self.next_op_id())
         if self._send_op(clear):
             self.history.record([clear.id])
-
-    # -- files ------------------------------------------------------------------------------
-
-    def ask_save_board(self) -> bool:
-        path, _ = QFileDialog.getSaveFileName(self, "Save board", "", FILE_FILTER)
-        return bool(path) and self.save_board_to(ensure_extension(Path(path)))
-
-    def save_board_to(self, path: Path) -> bool:
-        try:
-            save_board(path, self.replica.board, title=self.windowTitle())
-        except BoardFileError as exc:
-            QMessageBox.warning(self, "Save board", str(exc))
-            return False
-        self.statusBar().showMessage(f"Saved {path.name}", MESSAGE_MS)
-        return True
-
-    def ask_open_board(self) -> None:
-        """Read and check the file first (a damaged one is said so, nothing asked), then ask
-        before replacing everyone's board with it."""
-        if self.canvas.is_read_only():
-            self.statusBar().showMessage("Join a session before opening a board", MESSAGE_MS)
-            return
-        path, _ = QFileDialog.getOpenFileName(self, "Open board", "", FILE_FILTER)
-        if not path:
-            return
-        opened = self._read_board_file(Path(path))
-        if opened is None:
-            return
-        answer = QMessageBox.question(
-            self,
-            "Open board",
-            f"Replace the board for everyone in the session with {Path(path).name}'s?\n\n"
-            "It is cleared, then what the file shows is drawn as yours. Undo brings the "
-            "board back.",
-            QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
-            QMessageBox.StandardButton.Cancel,
-        )
-        if answer == QMessageBox.StandardButton.Yes:
-            self._import_board(opened, Path(path).name)
-        else:
-            self.statusBar().clearMessage()
-
-    def open_board_from(self, path: Path) -> bool:
-        """Replace the shared board with the file's picture (whiteboard/app/importing.py).
-        A file that cannot be read changes nothing."""
-        opened = self._read_board_file(path)
-        if opened is None:
-            return False
-        self._import_board(opened, path.name)
-        return True
-
-    def _read_board_file(self, path: Path) -> OpenedBoard | None:
-        try:
-            return open_board(path)
-        except BoardFileError as exc:
-            QMessageBox.warning(self, "Open board", str(exc))
-            return None
-
-    def _import_board(self, opened: OpenedBoard, name: str) -> None:
-        clear = Clear(self._next_op_id())
-        plan = copies_of(opened.board, self._next_op_id, self.transport.max_payload)
-        self.history.record([clear.id, *(op.id for op in plan.ops)])
-        note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
-        self.statusBar().showMessage(f"Opening {name}{note}…")
-        self.importer.start([clear, *plan.ops], f"{name}{note}")
-
-    def _import_done(self, label: str) -> None:
-        # The "Opening…" goes with the work it announced.
-        self.statusBar().showMessage(f"Opened {label}", DONE_MS)
-
-    def ask_export_board(self, visible: bool = False) -> None:
-        path, _ = QFileDialog.getSaveFileName(self, "Export board", "", EXPORT_FILTER)
-        if path:
-            self.export_board_to(Path(path), visible)
-
-    def export_board_to(self, path: Path, visible: bool = False) -> bool:
-        area = self.canvas.visible_board_rect() if visible else None
-        try:
-            done = export_board(path, self.replica.board, area=area)
-        except ExportError as exc:
-            QMessageBox.warning(self, "Export board", str(exc))
-            return False
-        self.statusBar().showMessage(
-            f"Exported {path.name} ({done.width} x {done.height})", MESSAGE_MS
-        )
-        return True
 
     # -- settings ---------------------------------------------------------------------------
 
@@ -667,13 +570,13 @@ class MainWindow(QMainWindow):
     # -- leaving ----------------------------------------------------------------------------
 
     def leaving_loss(self) -> LeavingLoss:
-        undelivered = len(self.canvas.pending_ops()) + self.importer.unsent()
+        undelivered = len(self.canvas.pending_ops()) + self.files.importer.unsent()
         return LeavingLoss.of(self.health.rows(), self.replica.board, undelivered)
 
     def may_leave(self) -> bool:
         """Ask first when leaving would lose something (whiteboard/app/leaving.py)."""
         finished = self._leaving or self.transport.finished
-        return finished or confirm_leaving(self, self.leaving_loss(), self.ask_save_board)
+        return finished or confirm_leaving(self, self.leaving_loss(), self.files.ask_save_board)
 
     def ask_close(self) -> None:
         """Session ▸ Leave and close (Ctrl+Q): a person leaving, who is asked first."""
