@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whiteboard.board import encode_op
+from whiteboard.board import Change, encode_op
 from whiteboard.board.files import describe_os_error
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
@@ -23,6 +23,7 @@ from whiteboard.presence import (
     PresenceSchedule,
     default_colour,
     encode_presence,
+    is_checkpoint,
 )
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
@@ -90,6 +91,9 @@ class HeadlessPeer:
         self.presences_sent = 0
         self._presence_schedule = PresenceSchedule()
         self._fingerprint: BoardFingerprint | None = None
+        # The board at its last checkpoint, told in presences as the app's are (so that a
+        # member comparing boards finds a common point while we are still receiving).
+        self._checkpoint: BoardFingerprint | None = None
         # The log's header needs the member id the transport draws, the transport needs its
         # handler first: the handler records once it is given the writer, before open().
         self._recorder = RecordingHandler(self._on_event, None, self.reactor.time)
@@ -186,8 +190,10 @@ class HeadlessPeer:
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
-        self.replica.handle(event, self.transport)
+        change = self.replica.handle(event, self.transport)
         if isinstance(event, Delivered):
+            if isinstance(change, Change) and not change.duplicate:
+                self._passed_op()
             self._check_goal()
         elif isinstance(event, Ready):
             self.join_ms = round((self.reactor.time() - self.started) * 1000.0, 3)
@@ -202,8 +208,10 @@ class HeadlessPeer:
                 self._presence_schedule.due = True  # a newcomer: tell it who we are soon
             self.members[event.member] = event.state
             self._maybe_start_drawing()
-        elif isinstance(event, BoardStateReceived) and self.replica.stats.rejected_states:
-            self.failures.append(self.replica.last_rejection)
+        elif isinstance(event, BoardStateReceived):
+            self._checkpoint = None  # a board state: the points passed before are not its past
+            if self.replica.stats.rejected_states:
+                self.failures.append(self.replica.last_rejection)
         elif isinstance(event, Failure):
             self.failures.append(event.reason)
 
@@ -233,20 +241,28 @@ class HeadlessPeer:
             self.log.record_local_op(payload, self.reactor.time())
         self.reactor.call_later(1.0 / self.config.rate, self._draw_next)
 
-    def presence(self) -> Presence:
-        """What the app's presence says, with this peer's ``--name`` and a default colour."""
+    def _board_fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
         cached = self._fingerprint
         if cached is None or (cached.ops, cached.last_key) != (len(board), board.last_key):
             cached = self._fingerprint = BoardFingerprint.of(board)
+        return cached
+
+    def _passed_op(self) -> None:
+        if is_checkpoint(len(self.replica.board)):
+            self._checkpoint = self._board_fingerprint()
+
+    def presence(self) -> Presence:
+        """What the app's presence says, with this peer's ``--name`` and a default colour."""
         counters = self.transport.counters()
         return Presence(
             self.config.name[:MAX_NAME] or "peer",
             default_colour(self.transport.member_id),
-            cached,
+            self._board_fingerprint(),
             counters.get("nacks_sent", 0),
             counters.get("retransmissions", 0),
             counters.get("late_delivered", 0),
+            self._checkpoint,
         )
 
     def _presence_tick(self) -> None:

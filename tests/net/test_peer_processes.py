@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 from tests.processes import start_whiteboard
 from whiteboard.net.sockets import GroupAddress
+from whiteboard.presence import decode_presence, is_presence
+from whiteboard.sessionlog.format import LocalOpRecord
+from whiteboard.sessionlog.reader import read_log
 
 
 def start_peer(group: GroupAddress, name: str, *args: str) -> subprocess.Popen[str]:
@@ -66,3 +70,33 @@ def test_three_raw_peers_deliver_each_others_strokes_and_agree(group: GroupAddre
         assert result["delivered_total"] == total, result
         assert sorted(result["delivered_by_origin"].values()) == [per_peer] * peers
     assert len({r["board_hash"] for r in results}) == 1
+
+
+def test_a_peers_presences_carry_its_board_at_the_last_checkpoint(
+    group: GroupAddress, tmp_path: Path
+) -> None:
+    """As the app's (whiteboard/app/own_presence.py): once its board passed a checkpoint
+    (256 ops), a peer's presences say what its board was there, so that a member comparing
+    boards finds a common point while ops are still arriving (whiteboard/app/health.py)."""
+    process = start_peer(
+        group,
+        "pia",
+        "--transport",
+        "raw",
+        "--send",
+        "300",
+        "--rate",
+        "300",
+        "--duration",
+        "5",
+        "--log-dir",
+        str(tmp_path),
+    )
+    result = finish(process)
+    assert result["delivered_total"] == 300 and result["presences_sent"] >= 2
+    [log] = tmp_path.glob("*")
+    sent = [r.payload for r in read_log(log).records if isinstance(r, LocalOpRecord)]
+    presences = [decode_presence(payload) for payload in sent if is_presence(payload)]
+    assert presences[0].checkpoint is None  # the first, on joining: nothing passed yet
+    checkpoints = {p.checkpoint for p in presences if p.checkpoint is not None}
+    assert [(c.ops, c.last_key is not None) for c in checkpoints] == [(256, True)]
