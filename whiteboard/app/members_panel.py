@@ -50,7 +50,7 @@ TOOLTIPS = (
     "Late: drawings that reached the member after newer ones and were put back in their "
     "place; the board is right, they only showed up late",
     "Whether the member's board is the same as yours, compared at a point both boards passed"
-    " (… until they have); a silent member, or one that left, is not compared",
+    " (… until they have); a member not heard from lately, or gone, is not compared",
 )
 NUMERIC_COLUMNS = (2, 3, 4)
 # A member the transport knows but whose presence (name, colour) has not arrived yet: never
