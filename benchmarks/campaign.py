@@ -1,12 +1,13 @@
 """The seeded fault campaign (issue 17): python benchmarks/campaign.py --transport rmp|mtp
-[--count 1000] [--seed S] [--jobs 1] [--verbose].
+[--count 1000] [--seed S] [--jobs 1] [--class CLASS] [--verbose].
 
 Scenario i is made from seed S + i alone (whiteboard/sim/campaign.py): 3-8 members, loss up to
 30%, duplication, reordering, delay and jitter, and partitions that heal, crashes,
 crash-and-restart, late joins and (MTP) master crashes. Prints, per scenario class, how many
 scenarios broke each promise (no op lost without a failure told, none delivered twice, none out
 of order, boards converged), the seeds of the failing ones with a command to rerun each alone,
-and the wall time. Exits 1 if any scenario failed.
+and the wall time. Exits 1 if any scenario failed. ``--class`` keeps only the seeds (from S up)
+whose scenario is of that class, until ``--count`` of them.
 """
 
 from __future__ import annotations
@@ -19,13 +20,34 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from functools import partial
 
-from whiteboard.sim.campaign import Outcome, ScenarioClass, Violation, classes_for, run_seed
+from whiteboard.sim.campaign import (
+    Outcome,
+    ScenarioClass,
+    Violation,
+    classes_for,
+    run_seed,
+    scenario_for,
+)
 from whiteboard.transport.registry import transport_names
 
 SEEDS_SHOWN = 10  # failing seeds listed per violation kind
 
 
-def outcomes(transport: str, seeds: range, jobs: int) -> Iterator[Outcome]:
+def seeds_of(transport: str, first: int, count: int, kind: str | None) -> list[int]:
+    """``count`` seeds from ``first`` up, of scenarios of class ``kind`` (any if None)."""
+    if kind is None:
+        return list(range(first, first + count))
+    wanted = ScenarioClass(kind)
+    found: list[int] = []
+    seed = first
+    while len(found) < count:
+        if scenario_for(transport, seed).kind is wanted:
+            found.append(seed)
+        seed += 1
+    return found
+
+
+def outcomes(transport: str, seeds: list[int], jobs: int) -> Iterator[Outcome]:
     if jobs <= 1:
         yield from (run_seed(transport, seed) for seed in seeds)
         return
@@ -105,14 +127,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1, help="the first scenario's seed")
     parser.add_argument("--jobs", type=int, default=1, help="processes (default 1)")
     parser.add_argument(
+        "--class",
+        dest="kind",
+        choices=[kind.value for kind in ScenarioClass],
+        default=None,
+        help="only scenarios of this class",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="print every scenario and its outcome"
     )
     args = parser.parse_args(argv)
     if args.count < 1 or args.jobs < 1:
         parser.error("--count and --jobs must be at least 1")
+    if args.kind is not None and ScenarioClass(args.kind) not in classes_for(args.transport):
+        parser.error(f"{args.transport} has no {args.kind} scenarios")
+    seeds = seeds_of(args.transport, args.seed, args.count, args.kind)
     wall = time.perf_counter()
     results = []
-    for outcome in outcomes(args.transport, range(args.seed, args.seed + args.count), args.jobs):
+    for outcome in outcomes(args.transport, seeds, args.jobs):
         results.append(outcome)
         if args.verbose:
             print(describe_outcome(outcome), flush=True)

@@ -162,3 +162,16 @@ def test_the_campaign_command_prints_counts_and_rerun_commands(
     assert "wall time" in out
     results: list[Outcome] = [run_seed("raw", 3)]
     assert "class" in CAMPAIGN["report"]("raw", results, 0.1)
+
+
+def test_the_campaign_command_runs_one_class_on_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert CAMPAIGN["seeds_of"]("rmp", 1, 2, "crash") == [30, 31]
+    assert CAMPAIGN["main"](["--transport", "rmp", "--class", "crash", "--count", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "rmp: 2 scenarios, seeds 30-31" in out
+    assert any(line.split()[:3] == ["crash", "2", "0"] for line in out.splitlines())
+    with pytest.raises(SystemExit):
+        CAMPAIGN["main"](["--transport", "rmp", "--class", "host_crash"])  # RMP has no host
+    assert "rmp has no host_crash scenarios" in capsys.readouterr().err
