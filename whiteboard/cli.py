@@ -9,10 +9,14 @@ import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from whiteboard import __version__
 from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
 from whiteboard.transport.registry import describe, transport_names
+
+if TYPE_CHECKING:
+    from whiteboard.sim.scenario import Crash
 
 
 def _probability(text: str) -> float:
@@ -45,6 +49,15 @@ def _non_negative(text: str) -> float:
     if value < 0 or value != value:
         raise argparse.ArgumentTypeError(f"{text} must be 0 or more")
     return value
+
+
+def _crash(text: str) -> Crash:
+    from whiteboard.sim.scenario import Crash
+
+    try:
+        return Crash.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _param(text: str) -> tuple[str, object]:
@@ -122,6 +135,17 @@ def build_parser() -> argparse.ArgumentParser:
         help="uniform: synthetic strokes round robin at --rate; collab: people drawing in turns "
         "and bursts with idle gaps, each mostly in their own region, erasing, moving and "
         "undoing, and sending presences as the app does (--rate is not used)",
+    )
+    sim.add_argument(
+        "--crash",
+        type=_crash,
+        action="append",
+        default=[],
+        metavar="STATION@SECONDS",
+        help="crash station STATION (0 to --peers minus 1; on mtp, 0 is the master) SECONDS "
+        "after drawing starts (once every member has joined); it stays down and its strokes "
+        "from then on are skipped, not sent later. Repeatable. The result then adds what the "
+        "survivors lack (survivor_ops_missing) and, if the host crashed, failover_ms",
     )
     sim.add_argument(
         "--log-dir",
@@ -226,6 +250,7 @@ def _run_sim(args: argparse.Namespace) -> int:
         workload=args.workload,
         log_dir=args.log_dir,
         start=start,
+        crashes=tuple(args.crash),
     )
     result = run_scenario(config)
     _print(result, args.json)

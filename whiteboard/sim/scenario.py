@@ -2,8 +2,10 @@
 run to completion (or a virtual-time limit), summarised as one JSON-able dict.
 
 Optionally the ops are people's rather than round-robin strokes (``workload="collab"``:
-whiteboard/sim/workload.py), and every member records a session log
-(whiteboard/sim/recording.py)."""
+whiteboard/sim/workload.py), every member records a session log (whiteboard/sim/recording.py),
+and stations crash at chosen times (``crashes``): the result then says what the members that
+never crashed (the survivors) have, and how long the session took to carry on if the station
+hosting it was among the crashed."""
 
 from __future__ import annotations
 
@@ -12,16 +14,46 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
+from whiteboard.board import OpId
 from whiteboard.sim.network import Impairment
 from whiteboard.sim.recording import DEFAULT_START, SimRecorder
 from whiteboard.sim.session import ParamsFor, Peer, SimSession
 from whiteboard.sim.workload import CollabWorkload
-from whiteboard.transport.events import Delivered
+from whiteboard.transport.events import Delivered, Event, EventHandler
 from whiteboard.transport.registry import describe
 
 WORKLOADS = ("uniform", "collab")
+
+
+@dataclass(frozen=True, slots=True)
+class Crash:
+    """Station ``station`` dies ``at`` virtual seconds after drawing starts (the first stroke's
+    time, once every member has joined), and stays down. From then on it draws nothing: its
+    scheduled strokes are skipped, not held for a restart it never gets."""
+
+    station: int
+    at: float
+
+    @classmethod
+    def parse(cls, text: str) -> Crash:
+        """``STATION@SECONDS``, as ``whiteboard sim --crash`` takes it."""
+        station, sep, seconds = text.partition("@")
+        if not sep or not station.strip().isdigit():
+            raise ValueError(
+                f"--crash {text!r} must be STATION@SECONDS, a station number and the seconds "
+                "after drawing starts, for example 0@1.5"
+            )
+        try:
+            at = float(seconds)
+        except ValueError:
+            raise ValueError(f"--crash {text!r}: {seconds!r} is not a number of seconds") from None
+        return cls(int(station), at)
+
+    def __str__(self) -> str:
+        return f"{self.station}@{self.at:g}"
 
 
 @dataclass(frozen=True)
@@ -37,6 +69,7 @@ class ScenarioConfig:
     workload: str = "uniform"  # or "collab": people drawing (--rate is not used)
     log_dir: Path | None = None  # record every member's session log there
     start: float = DEFAULT_START.timestamp()  # the logs' wall-clock time at virtual time 0
+    crashes: tuple[Crash, ...] = ()
 
     def __post_init__(self) -> None:
         if self.workload not in WORKLOADS:
@@ -47,6 +80,16 @@ class ScenarioConfig:
             raise ValueError("--messages must not be negative")
         if self.rate <= 0:
             raise ValueError("--rate must be positive")
+        for crash in self.crashes:
+            if not 0 <= crash.station < self.peers:
+                raise ValueError(
+                    f"--crash {crash}: there is no station {crash.station} "
+                    f"(--peers {self.peers} gives stations 0 to {self.peers - 1})"
+                )
+            if not crash.at >= 0 or math.isinf(crash.at):  # not: NaN too
+                raise ValueError(
+                    f"--crash {crash}: the time must be a finite number of seconds, 0 or more"
+                )
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -73,6 +116,89 @@ def params_for_transport(transport: str, base: Mapping[str, object]) -> ParamsFo
     return params
 
 
+class SurvivorWatch:
+    """What the members that never crash (the survivors) have of the ops the survivors drew,
+    and when the session carried on after the crash of the station hosting it.
+
+    ``failover_ms``, transport-neutral: from the first crash of a station whose role hosts the
+    session (RFC 1301's master) until every survivor has delivered an op drawn after that
+    crash; None if no such station crashed, or if that never happened."""
+
+    def __init__(
+        self, session: SimSession, survivors: list[int], host_crash_at: float | None
+    ) -> None:
+        self.session = session
+        self.survivors = survivors
+        self.host_crash_at = host_crash_at
+        self.resumed_at: dict[int, float] = {}  # survivor -> its first delivery after it
+        self.dirty = True  # a survivor heard something since the last check
+        self._checked = dict.fromkeys(survivors, 0)  # survivor -> survivor ops seen in order
+        self._wanted = set(survivors)
+
+    def wrap(self, peer: Peer, params: Mapping[str, object], handler: EventHandler) -> EventHandler:
+        if peer.index not in self._wanted:
+            return handler
+
+        def handle(event: Event) -> None:
+            handler(event)
+            self.dirty = True
+
+        return handle
+
+    def on_delivered(self, peer: Peer, event: Delivered) -> None:
+        crash_at = self.host_crash_at
+        if crash_at is None or peer.index not in self._wanted or peer.index in self.resumed_at:
+            return
+        sent = self.session.sent_at.get(event.payload)
+        if sent is not None and sent >= crash_at:
+            self.resumed_at[peer.index] = self.session.network.now
+
+    def survivor_ops(self) -> list[OpId]:
+        wanted = self._wanted
+        return [d.op_id for d in self.session.drawn if d.index in wanted]
+
+    def all_have_all(self) -> bool:
+        """Every survivor has every op a survivor drew so far (checked only when something
+        arrived: a board never loses an op, so what was seen stays seen)."""
+        if not self.dirty:
+            return False
+        self.dirty = False
+        expected = self.survivor_ops()
+        for index in self.survivors:
+            board = self.session.peers[index].replica.board
+            seen = self._checked[index]
+            while seen < len(expected) and expected[seen] in board:
+                seen += 1
+            self._checked[index] = seen
+            if seen < len(expected):
+                return False
+        return True
+
+    def ops_missing(self) -> int:
+        """Survivors' ops that some survivor lacks."""
+        boards = [self.session.peers[i].replica.board for i in self.survivors]
+        return sum(1 for op in self.survivor_ops() if any(op not in b for b in boards))
+
+    def failover_ms(self) -> float | None:
+        if self.host_crash_at is None or len(self.resumed_at) < len(self.survivors):
+            return None
+        if not self.survivors:
+            return None
+        return round((max(self.resumed_at.values()) - self.host_crash_at) * 1000.0, 3)
+
+
+def _host_stations(config: ScenarioConfig) -> set[int]:
+    """The stations whose role hosts the session (station 0 on MTP: its master)."""
+    description = describe(config.transport)
+    params = params_for_transport(config.transport, config.params)
+    hosting = set()
+    for index in range(config.peers):
+        role = description.role_in(params(index))
+        if role is not None and role.hosts:
+            hosting.add(index)
+    return hosting
+
+
 def run_scenario(config: ScenarioConfig) -> dict[str, object]:
     wall_start = time.perf_counter()
     session = SimSession(
@@ -82,6 +208,14 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         config.impairment,
         params_for_transport(config.transport, config.params),
     )
+    crashed = {crash.station for crash in config.crashes}
+    survivors = [i for i in range(config.peers) if i not in crashed]
+    hosts = _host_stations(config)
+    host_crashes = [c.at for c in config.crashes if c.station in hosts]
+    watch = SurvivorWatch(session, survivors, None)
+    if config.crashes:
+        session.skip_draws_while_down = True
+        session.handler_wrappers.append(watch.wrap)
     # The workload before the recorder: the recorder must see what the workload's members send.
     workload = CollabWorkload(session, config.seed) if config.workload == "collab" else None
     recorder = None
@@ -94,36 +228,77 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
     # Draw once everyone has joined, so that latencies measure the protocol, not the join.
     network.run(until=60.0, stop=lambda: all(p.ready for p in session.peers))
     everyone = list(range(config.peers))
+    draw_start = network.now + 0.1
+    # Before the draws: a crash at the instant of a stroke comes first (ties go in order).
+    for crash in config.crashes:
+        network.schedule(draw_start + crash.at, partial(session.crash, crash.station))
+    if host_crashes:
+        watch.host_crash_at = draw_start + min(host_crashes)
     if workload is None:
-        last_draw = session.schedule_draws(
-            config.messages, config.rate, network.now + 0.1, everyone
-        )
+        last_draw = session.schedule_draws(config.messages, config.rate, draw_start, everyone)
     else:
-        last_draw = workload.schedule(config.messages, network.now + 0.1)
+        last_draw = workload.schedule(config.messages, draw_start)
+    until = max([last_draw, *(draw_start + c.at for c in config.crashes)]) + config.settle_s
     complete: set[int] = set()
 
     def note_complete(peer: Peer, event: Delivered) -> None:
+        watch.on_delivered(peer, event)
         if len(peer.replica.board) == config.messages:
             complete.add(peer.index)
 
     # Completion is monotone per peer (ops never leave the log), so noting the moment each
     # peer's log reaches M avoids an O(N) check after every event.
     session.on_delivered = note_complete
-    done = not config.messages or network.run(
-        until=last_draw + config.settle_s, stop=lambda: len(complete) >= config.peers
-    )
+    if not config.crashes:
+        done = not config.messages or network.run(
+            until=until, stop=lambda: len(complete) >= config.peers
+        )
+    else:
+        # Ops drawn by a station before its crash may be missing: wait for the survivors' ops.
+        done = network.run(
+            until=until, stop=lambda: network.now >= last_draw and watch.all_have_all()
+        )
+    result = _summary(config, session, watch, bool(done), recorder)
+    if workload is not None:
+        result["workload"] = config.workload
+        workload.stop()
+    # Leave as the protocol says, so leaving is exercised too (bounded in virtual time).
+    live = session.live()
+    for peer in live:
+        peer.station.transport.close()
+    network.run(until=network.now + 30.0, stop=lambda: all(p.station.released for p in live))
+    result["left_cleanly"] = all(p.station.released for p in live)
+    if recorder is not None:
+        result["logs"] = [str(path) for path in recorder.finish()]
+    result["wall_s"] = round(time.perf_counter() - wall_start, 3)
+    return result
+
+
+def _summary(
+    config: ScenarioConfig,
+    session: SimSession,
+    watch: SurvivorWatch,
+    done: bool,
+    recorder: SimRecorder | None,
+) -> dict[str, object]:
+    network = session.network
     virtual_end = network.now
     counters = session.counters_total()
     live = session.live()
     delivered = [len(p.replica.board) for p in live]
     hashes = session.hashes()
     losses = network.stats.losses_injected
-    result: dict[str, object] = {
+    missing = watch.ops_missing()
+    if config.crashes:
+        complete = done and missing == 0
+    else:
+        complete = done and all(d == config.messages for d in delivered)
+    return {
         "transport": config.transport,
         "peers": config.peers,
         "messages": config.messages,
         "seed": config.seed,
-        "complete": bool(done) and all(d == config.messages for d in delivered),
+        "complete": complete,
         "delivered_min": min(delivered, default=0),
         "delivered_max": max(delivered, default=0),
         "duplicates_delivered": sum(p.replica.stats.duplicates_delivered for p in live),
@@ -155,16 +330,8 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         "virtual_ms": round(virtual_end * 1000.0, 3),
         # The recorder's flush timers are not the simulated session's events.
         "events": network.events_processed - (recorder.ticks if recorder else 0),
+        "survivors": watch.survivors,
+        "survivor_ops_missing": missing,
+        "failover_ms": watch.failover_ms(),
+        "crashes": [str(crash) for crash in config.crashes],
     }
-    if workload is not None:
-        result["workload"] = config.workload
-        workload.stop()
-    # Leave as the protocol says, so leaving is exercised too (bounded in virtual time).
-    for peer in live:
-        peer.station.transport.close()
-    network.run(until=network.now + 30.0, stop=lambda: all(p.station.released for p in live))
-    result["left_cleanly"] = all(p.station.released for p in live)
-    if recorder is not None:
-        result["logs"] = [str(path) for path in recorder.finish()]
-    result["wall_s"] = round(time.perf_counter() - wall_start, 3)
-    return result

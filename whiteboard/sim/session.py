@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from whiteboard.board import Op, encode_op
+from whiteboard.board import Op, OpId, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
@@ -40,9 +40,21 @@ class Peer:
     counter: int = 0
     pending: list[bytes] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    # The failures of this incarnation only: what a person at the restarted member was told.
+    failures_since_start: list[str] = field(default_factory=list)
     members: dict[int, str] = field(default_factory=dict)
     ready_at: float | None = None
     started_at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class DrawnOp:
+    """One op a member drew and sent: who, in which incarnation of its station, and when."""
+
+    index: int
+    incarnation: int
+    at: float  # virtual time
+    op_id: OpId
 
 
 HandlerWrapper = Callable[[Peer, Mapping[str, object], EventHandler], EventHandler]
@@ -69,6 +81,11 @@ class SimSession:
         self._stroke_rng = random.Random(f"strokes:{seed}")
         self.sent_at: dict[bytes, float] = {}
         self.sent_by: dict[int, list[bytes]] = {i: [] for i in range(peers)}
+        self.drawn: list[DrawnOp] = []  # every op drawn, in time order
+        # A crashed program draws nothing: while this is set, an op drawn at a station that is
+        # down is skipped (counted in ``skipped_draws``), not held for its restart.
+        self.skip_draws_while_down = False
+        self.skipped_draws = 0
         self.latencies_ms: list[float] = []
         self.recoveries_ms: list[float] = []
         self._lost: set[tuple[int, bytes]] = set()
@@ -92,6 +109,7 @@ class SimSession:
         peer.ready = False
         peer.ready_at = None
         peer.started_at = self.network.now
+        peer.failures_since_start = []
         self._delivered[index] = set()
         params = dict(self.params_for(index))
 
@@ -130,11 +148,18 @@ class SimSession:
         return self.send_op(index, synthetic_stroke(peer.member_id, peer.counter, self._stroke_rng))
 
     def send_op(self, index: int, op: Op) -> bytes:
-        """Peer ``index`` sends ``op``, one of its own (at once, or when it has joined)."""
+        """Peer ``index`` sends ``op``, one of its own (at once, or when it has joined).
+
+        At a station that is down it is held for the restart, or skipped if
+        :attr:`skip_draws_while_down` is set."""
         peer = self.peers[index]
         peer.counter = max(peer.counter, op.id.counter)
         payload = encode_op(op)
+        if self.skip_draws_while_down and not peer.station.up:
+            self.skipped_draws += 1
+            return payload
         self.sent_by[index].append(payload)
+        self.drawn.append(DrawnOp(index, peer.station.incarnation, self.network.now, op.id))
         if peer.station.up:
             # Straight to the core, joined or not: holding strokes back until the member has
             # joined is the core's job (RMP §2.8), and the tests must exercise it.
@@ -206,6 +231,7 @@ class SimSession:
             peer.members[event.member] = event.state.value
         elif isinstance(event, Failure):
             peer.failures.append(event.reason)
+            peer.failures_since_start.append(event.reason)
 
     def _on_delivered(self, peer: Peer, event: Delivered) -> None:
         peer.replica.handle(event, peer.station.transport)
