@@ -598,8 +598,11 @@ class MtpCore:
         if not self.web.next_deliver <= number < self.web.next + AHEAD:
             self._link.counters["out_of_range_dropped"] += 1
             return
+        web = self.web
         self._learn(header, number, now)
-        self.web.next = max(self.web.next, number + 1)
+        if self.web is not web:
+            return  # what we learned made us abandon the web (§3.2.5): the confirm is void
+        web.next = max(web.next, number + 1)
         self._sender.on_token_confirm(number, now)
 
     # -- the master (§3.1, §3.2.1, §3.3) -----------------------------------------------------

@@ -348,3 +348,19 @@ def test_s3_2_1_a_token_confirm_carries_the_webs_multicast_tsaps() -> None:
     assert confirm.packet.body == TsapList(
         (Tsap(IPv4Address("239.255.7.7"), 7123, master.core.web_id),)
     )
+
+
+def test_rfc1301_3_2_5_a_token_confirm_that_makes_the_member_rejoin_writes_nothing_after() -> None:
+    # A syncing member (its board is message 0) is granted message 1; the confirm's vector
+    # says the board was rejected, so the member abandons the web (TR §3.4, RFC 1301 §3.2.5).
+    # The confirm belonged to the web it left: nothing of it may reach the new membership,
+    # and no empty[cancel] may go out addressed to web 0.
+    node = Node(P1, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    assert node.core.phase.value == "syncing"
+    node.receive(token_confirm(MASTER, P1, 1, statuses={0: REJECTED}), 0.02)
+    assert node.protocol_events("rejoin")
+    assert node.core.phase.value == "joining"
+    assert node.core.web.next == 0 and not node.core.web.known
+    assert node.named("empty[cancel]") == []
