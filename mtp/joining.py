@@ -119,9 +119,11 @@ class Joining:
             and self.tries > p.join_report_after
         ):
             self._reported = True
+            # Said to a person, maybe in an app: what is true, not a command line to type
+            # (docs/mtp.md's failure table gives the CLI advice).
             self._link.upper.failure(
-                f"no mtp master answers on {p.group} after {self.tries - 1} "
-                "join requests; still trying (start a member with --role master)"
+                f"no one hosts an mtp board on {p.group} yet ({self.tries - 1} "
+                "join requests unanswered); still asking"
             )
         self._link.send(join_request(p, self._link.member_class, self._link.member_id), None)
 

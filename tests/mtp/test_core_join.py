@@ -301,6 +301,8 @@ def test_s3_1_1_a_joiner_reports_one_failure_after_join_report_after_unanswered_
     node.run_until(0.65)  # the fourth
     (reason,) = node.failures()
     assert GROUP in reason and "3 join requests" in reason
+    assert reason.startswith("no one hosts an mtp board on") and "still asking" in reason
+    assert "--" not in reason  # no command-line advice in a reason an app shows
     node.run_until(4.05)
     assert len(node.failures()) == 1  # once
     assert len(node.named("join[request]")) == 21  # still trying: 0.0 .. 4.0
