@@ -563,13 +563,20 @@ class MtpCore:
 
     def _on_nak_deny(self, source: int, body: NakList, now: float) -> None:
         self._link.counters["nak_denies_received"] += 1
-        for number in {self.web.number(entry.message) for entry in body.packets}:
+        denied: dict[int, list[int]] = {}
+        for entry in body.packets:
+            denied.setdefault(self.web.number(entry.message), []).append(entry.packet)
+        for number, packets in denied.items():
             message = self._receiver.incoming.get(number)
             if message is None or message.complete:
                 continue
             if self._master is not None and number in self._master.grants:
-                # The producer cannot give us what we lack: the message cannot be accepted.
-                self._master.decide(number, MessageStatus.REJECTED, now)
+                # The producer cannot give us a packet we lack: the message cannot be
+                # accepted. Not for a deny of our own guesses past the highest packet known
+                # to exist (the tail, MAX_TAIL_REQUEST): those may never have existed.
+                top = message.advertised if message.last is None else message.last
+                if min(packets) <= top:
+                    self._master.decide(number, MessageStatus.REJECTED, now)
                 continue
             if source == self.web.master_id:
                 if self.web.book.status(number) is MessageStatus.ACCEPTED:
