@@ -332,8 +332,6 @@ class MtpCore:
                 now,
             )
             return
-        if self._sender.flight.token_wanted_at is not None:
-            self._sender.send_token_request(now)
         self._check_behind(now)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -385,16 +383,18 @@ class MtpCore:
             case PacketType.IS_MEMBER:
                 self._on_is_member(packet, addr, now)
 
-    def _learn(self, header: MtpHeader, number: int, now: float) -> None:
+    def _learn(self, header: MtpHeader, number: int, now: float) -> bool:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
         every other packet copies them from the master, so any decided one is believed."""
         if self._master is not None:
-            return
-        learned = self.web.book.learn(number, header.acceptance.statuses)
+            return True
+        web = self.web
+        learned = web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
-                self._sender.on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
+                self._sender.on_decided(decided, web.book.status(decided), now)  # type: ignore[arg-type]
             self.deliver(now)
+        return self.web is web  # False: what it taught made us abandon the web (§3.2.5)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
@@ -429,9 +429,8 @@ class MtpCore:
         """The message a producer's data or empty[dally] is part of, once the statuses the
         packet carries are learned (§2.2.6); None if there is none to keep."""
         web = self.web
-        self._learn(header, number, now)
-        if self.web is not web:
-            return None  # what we learned made us abandon the web (§3.2.5): nothing to keep
+        if not self._learn(header, number, now):
+            return None  # we abandoned the web (§3.2.5): nothing to keep
         if self._master is None:
             web.next = max(web.next, number + 1)
         return self._receiver.message(number, now)
@@ -571,11 +570,9 @@ class MtpCore:
             if message is None or message.complete:
                 continue
             if self._master is not None and number in self._master.grants:
-                # The producer cannot give us a packet we lack: the message cannot be
-                # accepted. Not for a deny of our own guesses past the highest packet known
-                # to exist (the tail, MAX_TAIL_REQUEST): those may never have existed.
-                top = message.advertised if message.last is None else message.last
-                if min(packets) <= top:
+                # The producer cannot give us a packet we lack: the message cannot be accepted
+                # (not for a deny of our guesses at its tail only, which may not exist).
+                if message.known_to_exist(packets):
                     self._master.decide(number, MessageStatus.REJECTED, now)
                 continue
             if source == self.web.master_id:
@@ -606,9 +603,8 @@ class MtpCore:
             self._link.counters["out_of_range_dropped"] += 1
             return
         web = self.web
-        self._learn(header, number, now)
-        if self.web is not web:
-            return  # what we learned made us abandon the web (§3.2.5): the confirm is void
+        if not self._learn(header, number, now):
+            return  # we abandoned the web (§3.2.5): the confirm is void
         web.next = max(web.next, number + 1)
         self._sender.on_token_confirm(number, now)
 

@@ -96,9 +96,10 @@ def test_s3_2_1_a_token_request_is_unicast_to_the_master_and_retried_every_heart
     node.start(0.0)
     node.receive(join_confirm(MASTER, P1, 7), 0.01, addr=master_addr)
     node.send(b"stroke", 0.05)
-    _beat(node, 0.85, 7)
+    _beat(node, 0.9, 7)
     requests = node.named("token[request]")
-    assert [round(r.at, 6) for r in requests] == [0.05, 0.2, 0.4, 0.6, 0.8]
+    # A heartbeat after the last request (issue 17: no longer at the member's next tick).
+    assert [round(r.at, 6) for r in requests] == [0.05, 0.25, 0.45, 0.65, 0.85]
     for sent in requests:
         h = sent.packet.header
         assert sent.dest == master_addr  # the address the master's join[confirm] came from
@@ -364,3 +365,17 @@ def test_rfc1301_3_2_5_a_token_confirm_that_makes_the_member_rejoin_writes_nothi
     assert node.core.phase.value == "joining"
     assert node.core.web.next == 0 and not node.core.web.known
     assert node.named("empty[cancel]") == []
+
+
+def test_rfc1301_3_2_1_the_first_token_request_retry_waits_the_webs_heartbeat() -> None:
+    # A lan member (its own heartbeat 50 ms) joins a web whose master runs 200 ms: its
+    # token[request] is retried a web heartbeat after it was sent, not at the member's own
+    # next 50 ms tick (§3.2.1: "at intervals approximately equal to the heartbeat").
+    node = Node(P1, {"profile": "lan", "role": "producer", "join_with_state": False})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 7), 0.01)  # the confirm says 200 ms
+    assert node.core.parameters[0] == pytest.approx(0.2)
+    node.send(b"stroke", 0.06)
+    _beat(node, 0.7, 7, step=0.05)
+    requests = [round(r.at, 6) for r in node.named("token[request]")]
+    assert requests == [0.06, 0.26, 0.46, 0.66]
