@@ -29,7 +29,7 @@ from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
 from mtp.receiver import Receiver
 from mtp.sender import Sender
-from mtp.vouching import MAX_CACHE, Vouching
+from mtp.vouching import Vouching
 from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
@@ -75,7 +75,6 @@ class MtpCore:
         self._phase = Phase.NEW
         self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
-        self._seen: set[int] = set()  # members we reported as active
         self._tick_at: float | None = None  # the next heartbeat's work
         self._quit_tries = 0  # a member's quit[request]s (§3.3.1)
         self._leave_ready_at: float | None = None  # naks served until then (§3.3)
@@ -108,6 +107,11 @@ class MtpCore:
     @property
     def is_master(self) -> bool:
         return self._master is not None
+
+    @property
+    def connection_id(self) -> int:
+        """This instantiation's connection id (§2.2.4): ``member_id`` until a rejoin (§3.1.1)."""
+        return self._link.member_id
 
     @property
     def web_id(self) -> int:
@@ -208,7 +212,7 @@ class MtpCore:
         except MtpDecodeError:
             self._link.counters["malformed_dropped"] += 1
             return
-        if packet.header.source == self.member_id:
+        if packet.header.source == self._link.member_id:
             return  # our own multicast, looped back
         if packet.packet_type is PacketType.DATA and len(data) > 28 + 1400:
             self._link.counters["malformed_dropped"] += 1  # no member of ours makes one this large
@@ -347,7 +351,7 @@ class MtpCore:
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
             kind is PacketType.QUIT and header.destination == self.web.id
         )
-        if header.destination != (self.web.id if multicast else self.member_id):
+        if header.destination != (self.web.id if multicast else self._link.member_id):
             self._link.counters["foreign_dropped"] += 1
             return
         source = header.source
@@ -358,17 +362,11 @@ class MtpCore:
             self.web.heard_master_at = now
             if header.modifier is not EmptyModifier.HIBERNATE or kind is not PacketType.EMPTY:
                 self._link.adopt_parameters(header)
-        if self._master is not None:
-            if not self._master.heard_from(source, kind, header.modifier, now):
-                self._vouching.banish(source, addr, now)  # §3.3.3
-                return
-        elif (
-            source != self.web.master_id
-            and source not in self._seen
-            and len(self._seen) < MAX_CACHE
+        if self._master is not None and not self._master.heard_from(
+            source, kind, header.modifier, now
         ):
-            self._seen.add(source)
-            self._upper.member_changed(source, MemberState.ACTIVE)
+            self._vouching.banish(source, addr, now)  # §3.3.3
+            return
         match kind:
             case PacketType.DATA:
                 self._on_data(packet, now)
@@ -529,6 +527,7 @@ class MtpCore:
         self._enter(Phase.READY)
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
+        self._sender.settle_doubt()
         self._sender.want_token(now)
 
     def _check_behind(self, now: float) -> None:
@@ -612,9 +611,9 @@ class MtpCore:
 
     def _found_web(self, now: float) -> None:
         web_id = self._rng.randrange(1, 2**32)
-        while web_id == self.member_id:
+        while web_id == self._link.member_id:
             web_id = self._rng.randrange(1, 2**32)
-        self.web = Web(web_id, self.member_id)
+        self.web = Web(web_id, self._link.member_id)
         self._enter(Phase.READY)
         self._upper.protocol_event("web_founded", {"web": self.web.id})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
@@ -627,7 +626,7 @@ class MtpCore:
         assert isinstance(body, JoinData)
         if header.modifier is JoinModifier.REQUEST:
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
-                if header.source < self.member_id:
+                if header.source < self._link.member_id:
                     self.abort(
                         f"another mtp master ({header.source:#x}) is starting a web on "
                         f"{self._p.group} at the same time; this one stands down",
@@ -640,7 +639,7 @@ class MtpCore:
             ):
                 self._master.on_join_request(header.source, body, addr, now)
             return
-        if header.destination != self.member_id:
+        if header.destination != self._link.member_id:
             self._link.counters["foreign_dropped"] += 1
             return
         self._joining.on_answer(header, body, addr, now)
@@ -677,7 +676,7 @@ class MtpCore:
             self._upper.failure(f"the mtp master closed the web{note}")
             self.finish()
             return
-        if target.connection_id == self.member_id:
+        if target.connection_id == self._link.member_id:
             self._link.send(confirm, addr)
             if self._phase is Phase.QUITTING:
                 self.finish()  # §3.3.3: it missed our quit[confirm]
@@ -694,7 +693,7 @@ class MtpCore:
         source = header.source
         if header.modifier is IsMemberModifier.REQUEST:
             assert isinstance(body, Tsap)
-            if master is not None and body.connection_id != self.member_id:
+            if master is not None and body.connection_id != self._link.member_id:
                 master.answer_is_member(source, body, addr, now)
             else:
                 self._vouching.answer(source, body, addr)
@@ -749,8 +748,8 @@ class MtpCore:
         self._upper.protocol_event("rejoin", {"reason": reason[:120]})
         self._sender.abandon()
         self._receiver = Receiver(self._link, self)
-        self.web = Web()  # the old membership is gone whole (§3.2.5)
-        self._joining.restart()
+        old, self.web = self.web, Web()  # the old membership is gone whole (§3.2.5)
+        self._joining.restart(old)  # as a new instantiation (§3.1.1)
         self._enter(Phase.JOINING)
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
@@ -764,9 +763,7 @@ class MtpCore:
             self._become_ready(now)
 
     def report_active(self, member: int) -> None:
-        if member not in self._seen:
-            self._seen.add(member)
-            self._upper.member_changed(member, MemberState.ACTIVE)
+        self._link.report_active(member)
 
     def abort(self, reason: str) -> None:
         self._upper.failure(reason)

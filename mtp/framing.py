@@ -1,6 +1,7 @@
 """What the client bytes of one MTP message hold (ours; RFC 1301 §3.2.2 leaves them to the
 client): on subchannel 0 a batch of whiteboard payloads, on subchannel 1 a board snapshot
-for joiners (TR 90-1141 §3.4). docs/mtp.md draws both.
+for joiners (TR 90-1141 §3.4), on subchannel 2 a batch named with its producer's identity.
+docs/mtp.md draws them.
 
 A message's bytes are cut into data packets of ``max_data_unit`` bytes, all full but the last
 (§3.2.2: "the only packets containing less than maximum capacity will be data[eom]")."""
@@ -11,9 +12,14 @@ import struct
 
 PAYLOAD_SUBCHANNEL = 0
 STATE_SUBCHANNEL = 1
+# A batch from a member whose connection id is not its identity (it rejoined under a new
+# one, RFC 1301 §3.1.1): the batch follows 32 bits naming the identity.
+NAMED_SUBCHANNEL = 2
+PAYLOAD_SUBCHANNELS = (PAYLOAD_SUBCHANNEL, NAMED_SUBCHANNEL)
 
 _RECORD = struct.Struct("!Id")  # payload length, sender's timestamp (seconds)
 _STATE = struct.Struct("!QI")  # the message's unbounded number, snapshot length
+_IDENTITY = struct.Struct("!I")  # a named batch's producer
 RECORD_OVERHEAD = _RECORD.size
 STATE_OVERHEAD = _STATE.size
 
@@ -41,6 +47,19 @@ def decode_batch(data: bytes) -> list[tuple[float, bytes]]:
     if not records:
         raise FramingError("a payload message holds no payload")
     return records
+
+
+def encode_named_batch(identity: int, records: list[tuple[float, bytes]]) -> bytes:
+    return _IDENTITY.pack(identity) + encode_batch(records)
+
+
+def decode_named_batch(data: bytes) -> tuple[int, list[tuple[float, bytes]]]:
+    if len(data) < _IDENTITY.size:
+        raise FramingError("a named payload message is shorter than its identity")
+    (identity,) = _IDENTITY.unpack_from(data)
+    if identity == 0:
+        raise FramingError("a named payload message names member 0")
+    return identity, decode_batch(data[_IDENTITY.size :])
 
 
 def encode_state(number: int, state: bytes) -> bytes:

@@ -18,6 +18,7 @@ from mtp.wire import (
     MtpHeader,
     MtpPacket,
     PacketType,
+    QuitModifier,
     TransportClass,
     TransportType,
 )
@@ -97,9 +98,23 @@ class Joining:
         self._reported = False
         self._probes = 0
 
-    def restart(self) -> None:
-        """A rejoin (§3.2.5) asks again, counting from one."""
+    def restart(self, old: Web) -> None:
+        """A rejoin (§3.2.5) asks again, counting from one, as a new instantiation.
+
+        The old one quits (§3.3.1, once, unanswered), so that the master drops it and
+        decides its token at once. The new one gets a new connection id (§3.1.1: a joining
+        process "should have already assigned a unique connection identifier to its transport
+        instantiation"): under the old id, a master that confirmed us within retention
+        heartbeats would take our request for a retry and answer with the old join[confirm],
+        whose message s and board are long past (issue 17)."""
+        link = self._link
         self.tries = 0
+        if old.master_addr is not None and not link.is_master:
+            quit_request = link.control(
+                PacketType.QUIT, QuitModifier.REQUEST, old.master_id, link.own_tsap()
+            )
+            link.send(quit_request, old.master_addr)
+        link.new_connection_id(avoid=old.id)
 
     def probe(self) -> bool:
         """§3.1: before founding a web, a master asks whether one already answers on this
@@ -166,6 +181,8 @@ class Joining:
         link.unit = body.max_data_unit or link.unit
         link.adopt_parameters(header)
         link.web.book.learn(number, header.acceptance.statuses)
-        link.upper.protocol_event("joined", {"master": header.source, "message": number})
+        link.upper.protocol_event(
+            "joined", {"master": header.source, "message": number, "connection": link.member_id}
+        )
         self._host.report_active(header.source)
         self._host.joined(now)

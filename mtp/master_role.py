@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Protocol
 
-from coreapi import Address, MemberState
+from coreapi import Address
 from mtp.framing import STATE_SUBCHANNEL, encode_state, split
 from mtp.link import TRANSPORT_TYPES, Link, Phase
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
@@ -206,7 +206,7 @@ class MasterRole:
             self._link.remember(joiner, addr)
             self._send_join_confirm(member, now)
             self._link.counters["joins_confirmed"] += 1
-            self._link.upper.member_changed(joiner, MemberState.ACTIVE)
+            self._link.report_active(joiner)
             self._link.upper.protocol_event("join_confirmed", {"joiner": joiner, "message": number})
         self.join_waiting.clear()
         if with_state:
@@ -358,7 +358,7 @@ class MasterRole:
                 self.decide(grant.number, MessageStatus.REJECTED, now)
         if member is not None and report:
             self._link.counters["members_removed"] += 1
-            self._link.upper.member_changed(ident, MemberState.LEFT)
+            self._link.report_left(self._link.identity_of(ident))
             self._link.upper.protocol_event("member_removed", {"member": ident, "why": why})
 
     def decide(self, number: int, status: MessageStatus, now: float) -> None:

@@ -16,7 +16,16 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
-from mtp.framing import PAYLOAD_SUBCHANNEL, RECORD_OVERHEAD, STATE_SUBCHANNEL, encode_batch, split
+from mtp.framing import (
+    NAMED_SUBCHANNEL,
+    PAYLOAD_SUBCHANNEL,
+    PAYLOAD_SUBCHANNELS,
+    RECORD_OVERHEAD,
+    STATE_SUBCHANNEL,
+    encode_batch,
+    encode_named_batch,
+    split,
+)
 from mtp.link import Link, Phase
 from mtp.master_role import MasterRole
 from mtp.messages import MAX_NAK_ENTRIES_OUT, InMessage, OutMessage
@@ -82,6 +91,8 @@ class Sender:
         self._period_sent = 0
         self._next_dally_at = 0.0
         self.flight = Flight()
+        # (message number, payloads) of ours sent whole before a rejoin, verdict unknown.
+        self.in_doubt: tuple[int, list[tuple[float, bytes]]] | None = None
 
     # -- the member's calls -----------------------------------------------------------------
 
@@ -123,15 +134,31 @@ class Sender:
 
     def abandon(self) -> None:
         """The web is abandoned (§3.2.5): payloads not yet accepted go back to the queue, in
-        order, to be sent once we are back; the rest of the flight is dropped whole."""
+        order, to be sent once we are back; the rest of the flight is dropped whole.
+
+        A message we sent whole may have been accepted without our knowing: it is kept
+        aside (``in_doubt``) until we are back and may know its verdict (``settle_doubt``).
+        Sending it again blindly delivered its payloads twice everywhere (issue 17)."""
         flight = self.flight
         for message in reversed(flight.sending):
             self.queue.extendleft(reversed(message.records))
         for message in list(flight.own.values()):
-            if message.decided_at is None and message not in flight.sending:
-                # Its fate is unknown to us: sent again; the board ignores an op it has.
-                self.queue.extendleft(reversed(message.records))
+            if message.decided_at is None and message not in flight.sending and message.records:
+                # One message of ours is undecided at a time (``want_token``).
+                self.in_doubt = (message.number, message.records)
         self.flight = Flight()
+
+    def settle_doubt(self) -> None:
+        """Back in the web (TR §3.4: the board holds every message accepted before s, and the
+        join[confirm] and the board carry the verdicts on the 12 before s): a message of
+        ours in doubt that was accepted is in the board; otherwise (rejected, or too old to
+        know) its payloads go out again, first, and the board ignores an op it has."""
+        if self.in_doubt is None:
+            return
+        number, records = self.in_doubt
+        self.in_doubt = None
+        if self._link.web.book.status(number) is not MessageStatus.ACCEPTED:
+            self.queue.extendleft(reversed(records))
 
     def stop(self) -> None:
         """The member is finished: nothing more goes out."""
@@ -182,7 +209,7 @@ class Sender:
             not self.queue
             or self.flight.token_wanted_at is not None
             or any(
-                m.subchannel == PAYLOAD_SUBCHANNEL and m.decided_at is None
+                m.subchannel in PAYLOAD_SUBCHANNELS and m.decided_at is None
                 for m in self.flight.own.values()
             )
             or self._host.phase not in (Phase.READY, Phase.LEAVING)
@@ -237,8 +264,13 @@ class Sender:
             stamp, payload = self.queue.popleft()
             records.append((stamp, payload))
             size += RECORD_OVERHEAD + len(payload)
-        packets = split(encode_batch(records), self._link.unit)
-        message = OutMessage(number, PAYLOAD_SUBCHANNEL, packets, records)
+        link = self._link
+        if link.member_id == link.identity:
+            subchannel, data = PAYLOAD_SUBCHANNEL, encode_batch(records)
+        else:  # a new instantiation (§3.1.1): the batch names who we are to the others
+            subchannel, data = NAMED_SUBCHANNEL, encode_named_batch(link.identity, records)
+        packets = split(data, link.unit)
+        message = OutMessage(number, subchannel, packets, records)
         self.flight.last_own = max(self.flight.last_own, number)
         self.flight.own[number] = message
         self.flight.sending.append(message)

@@ -630,7 +630,11 @@ def test_when_even_the_master_cannot_repair_the_consumer_reports_it_and_rejoins(
     (failure,) = node.failures()
     assert "message 0" in failure and "rejoin" in failure
     assert node.counter("rejoins") == 1
-    assert [s.name for s in node.sent_after(mark)] == ["join[request]"]
+    # The old instantiation quits (§3.3.1); the new one asks under a new id (§3.1.1).
+    quit_request, join = node.sent_after(mark)
+    assert (quit_request.name, join.name) == ("quit[request]", "join[request]")
+    assert quit_request.packet.header.source == C1 and quit_request.dest == addr_of(MASTER)
+    assert join.packet.header.source not in (C1, 0) and node.core.member_id == C1
     assert node.deliveries() == []
 
 

@@ -144,7 +144,32 @@ def test_abandoning_the_web_requeues_what_is_undecided_and_starts_a_new_flight()
     old = tx.flight
     tx.abandon()
     assert tx.flight is not old and tx.flight == Flight()
-    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")]
+    # Message 0 went out whole: its verdict is in doubt until we are back (issue 17).
+    assert list(tx.queue) == [(2.0, b"b")] and tx.in_doubt == (0, [(1.0, b"a")])
+    tx.settle_doubt()  # back, its verdict unknown (too old): sent again, first
+    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")] and tx.in_doubt is None
+
+
+def test_tr3_4_a_message_in_doubt_found_accepted_on_return_is_not_sent_again() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    tx.abandon()
+    tx._link.web.book.decide(0, MessageStatus.ACCEPTED)  # learned from the join[confirm]
+    tx.settle_doubt()
+    assert list(tx.queue) == [] and tx.in_doubt is None
+
+
+def test_abandoning_a_message_half_sent_puts_it_back_at_once() -> None:
+    tx, _ = sender()
+    tx._link.window = 1  # one packet per heartbeat: the message stays half sent
+    tx.add(1.0, bytes(3000))
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    assert tx.flight.sending  # not whole: it cannot have been accepted
+    tx.abandon()
+    assert list(tx.queue) == [(1.0, bytes(3000))] and tx.in_doubt is None
 
 
 def test_expired_messages_are_forgotten_after_retention_heartbeats() -> None:
