@@ -109,8 +109,7 @@ class MtpCore:
         return self._master is not None
 
     @property
-    def connection_id(self) -> int:
-        """This instantiation's connection id (§2.2.4): ``member_id`` until a rejoin (§3.1.1)."""
+    def connection_id(self) -> int:  # §2.2.4: ``member_id`` until a rejoin (§3.1.1)
         return self._link.member_id
 
     @property
@@ -168,9 +167,7 @@ class MtpCore:
         self.handle_timer(now)
 
     def send(self, payload: bytes, now: float) -> None:
-        if self._phase in (Phase.NEW, Phase.QUITTING, Phase.FINISHED) or (
-            self._phase is Phase.LEAVING
-        ):
+        if self._phase in (Phase.NEW, Phase.LEAVING, Phase.QUITTING, Phase.FINISHED):
             raise RuntimeError("the mtp transport is not in a session")
         if self._link.member_class is MemberClass.CONSUMER:
             raise RuntimeError("this member joined the mtp web as a consumer: it does not send")
@@ -336,6 +333,8 @@ class MtpCore:
                 now,
             )
             return
+        if self._sender.flight.token_wanted_at is not None:
+            self._sender.send_token_request(now)  # §3.2.1: retried every heartbeat
         self._check_behind(now)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -756,6 +755,9 @@ class MtpCore:
         self._joining.send_request()
 
     def joined(self, now: float) -> None:
+        # The tick (token[request] retries, §3.2.1) runs on the web's heartbeat from now, not
+        # on the one this member ran while it asked to join (issue 17).
+        self._tick_at = now + self._link.heartbeat
         if self._p.join_with_state:
             self._enter(Phase.SYNCING)  # TR §3.4: the board comes first, as message s
             self.deliver(now)

@@ -65,7 +65,6 @@ class Flight:
     dally_due: list[OutMessage] = field(default_factory=list)
     last_own: int = -1  # the highest message number we sent payloads in
     token_wanted_at: float | None = None  # token[request] out, no confirm yet
-    token_asked_at: float | None = None  # the last token[request] (retried a heartbeat after)
 
     def rebase(self, delta: int) -> None:
         """Renumber by ``delta`` (a joiner adopting the master's numbering, TR §3.4)."""
@@ -116,21 +115,7 @@ class Sender:
             deadlines.append(self._period_start + self._link.heartbeat)
         if flight.dally_due:
             deadlines.append(self._next_dally_at)
-        retry = self._token_retry_at()
-        if retry is not None:
-            deadlines.append(retry)
         return deadlines
-
-    def _token_retry_at(self) -> float | None:
-        """§3.2.1: a token[request] is retried "at intervals approximately equal to the
-        heartbeat", the web's as learned at join: a heartbeat after the last one, not at the
-        member's next tick, which may come at once."""
-        flight = self.flight
-        if self._master is not None or flight.token_wanted_at is None:
-            return None
-        if flight.token_asked_at is None:
-            return None
-        return flight.token_asked_at + self._link.heartbeat
 
     def abandon(self) -> None:
         """The web is abandoned (§3.2.5): payloads not yet accepted go back to the queue, in
@@ -225,7 +210,6 @@ class Sender:
             self.send_token_request(now)
 
     def send_token_request(self, now: float) -> None:
-        self.flight.token_asked_at = now
         if self._link.web.master_addr is None:
             return
         self._link.send(
@@ -292,9 +276,6 @@ class Sender:
         packets (§3.2.6), at most ``window`` data packets per heartbeat (§3.2.2)."""
         if self._host.phase in (Phase.FINISHED, Phase.NEW):
             return
-        retry = self._token_retry_at()
-        if retry is not None and now >= retry:
-            self.send_token_request(now)
         if now >= self._period_start + self._link.heartbeat:
             # A heartbeat's window opens with the first data packet sent in it, so that no
             # heartbeat-long stretch ever carries more than ``window`` of them.

@@ -96,10 +96,10 @@ def test_s3_2_1_a_token_request_is_unicast_to_the_master_and_retried_every_heart
     node.start(0.0)
     node.receive(join_confirm(MASTER, P1, 7), 0.01, addr=master_addr)
     node.send(b"stroke", 0.05)
-    _beat(node, 0.9, 7)
+    _beat(node, 0.85, 7)
     requests = node.named("token[request]")
-    # A heartbeat after the last request (issue 17: no longer at the member's next tick).
-    assert [round(r.at, 6) for r in requests] == [0.05, 0.25, 0.45, 0.65, 0.85]
+    # Every heartbeat from the join at 0.01 (issue 17: the tick follows the web from there).
+    assert [round(r.at, 6) for r in requests] == [0.05, 0.21, 0.41, 0.61, 0.81]
     for sent in requests:
         h = sent.packet.header
         assert sent.dest == master_addr  # the address the master's join[confirm] came from
@@ -375,7 +375,7 @@ def test_rfc1301_3_2_1_the_first_token_request_retry_waits_the_webs_heartbeat() 
     node.start(0.0)
     node.receive(join_confirm(MASTER, P1, 7), 0.01)  # the confirm says 200 ms
     assert node.core.parameters[0] == pytest.approx(0.2)
-    node.send(b"stroke", 0.06)
+    node.send(b"stroke", 0.02)  # before the member's own next tick (0.05)
     _beat(node, 0.7, 7, step=0.05)
     requests = [round(r.at, 6) for r in node.named("token[request]")]
-    assert requests == [0.06, 0.26, 0.46, 0.66]
+    assert requests == [0.02, 0.21, 0.41, 0.61]
