@@ -327,14 +327,20 @@ class Sender:
         self.want_token(now)
 
     def _needs_dally(self, message: OutMessage) -> bool:
-        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended, so
-        that consumers who lost it all can still name its producer. Not the master's own:
-        members who cannot name a producer ask the master, which is that producer."""
-        return (
-            self._master is None
-            and len(message.packets) + message.dallies < self._link.p.message_packets
-            and message.decided_at is None
-        )
+        """§3.2.3: "a message must consist of at least retention packets. If the client data
+        does not require that many packets, empty[dally] packets must be appended", so that
+        consumers who lost it all can still name its producer (and see a lost data[eom]),
+        whether or not the master has decided it. With ``message_packets`` set (not 0), our
+        cheaper padding: that many packets, and none once the message is decided. Not the
+        master's own messages (docs/mtp.md, departure 8): members who cannot name a
+        producer ask the master, which is that producer."""
+        if self._master is not None:
+            return False
+        economical = self._link.p.message_packets
+        length = economical or self._link.retention
+        if len(message.packets) + message.dallies >= length:
+            return False
+        return not economical or message.decided_at is None
 
     def _send_dally(self, message: OutMessage, now: float) -> None:
         if not self._needs_dally(message) or message.finished_at == now:

@@ -106,6 +106,39 @@ def test_a_short_message_is_followed_by_dallies() -> None:
     assert sent(tx._link) == []  # 1 data + 2 dallies = message_packets (3)
 
 
+def _dallies_of_a_one_packet_message(decided_after: int, **params: object) -> list[int]:
+    """A one-packet message sent at 0 under a web retention of 6, decided (accepted) after
+    ``decided_after`` heartbeats: the (m, k) packet numbers of the empty[dally]s that follow."""
+    tx, _ = sender(**params)
+    tx._link.retention = 6
+    tx.add(1.0, b"x")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    sent(tx._link)
+    dallies = []
+    for beat in range(1, 12):
+        if beat == decided_after:
+            tx.on_decided(0, MessageStatus.ACCEPTED, beat * HEARTBEAT - 0.01)
+        tx.pump(beat * HEARTBEAT)
+        for packet, _ in sent(tx._link):
+            if packet.modifier is EmptyModifier.DALLY:
+                dallies.append(packet.header.acceptance.packet_seq)
+    return dallies
+
+
+def test_rfc1301_3_2_3_a_message_is_padded_to_retention_packets_even_once_decided() -> None:
+    """§3.2.3: "a message must consist of at least retention packets. If the client data does
+    not require that many packets, empty[dally] packets must be appended": 1 data + 5 dallies
+    for a retention of 6, all of them though the master accepted the message after two."""
+    assert _dallies_of_a_one_packet_message(decided_after=2) == [1, 1, 1, 1, 1]
+
+
+def test_rfc1301_3_2_3_message_packets_keeps_the_cheaper_padding_on_request() -> None:
+    """``message_packets`` N (not 0): N packets, and no dally once the message is decided."""
+    assert _dallies_of_a_one_packet_message(decided_after=20, message_packets=3) == [1, 1]
+    assert _dallies_of_a_one_packet_message(decided_after=2, message_packets=3) == [1]
+
+
 def test_naks_for_our_packets_are_served_and_others_denied() -> None:
     tx, _ = sender()
     tx._link.remember(P2, addr_of(P2))
