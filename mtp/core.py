@@ -306,6 +306,7 @@ class MtpCore:
             self._master.tick(now)
         else:
             self._member_tick(now)
+            self._joining.check_board(now)  # TR §3.4: the board, within a bound
         self._sender.expire_own(now)
         self._vouching.ask_again(now)
         if phase in (Phase.LEAVING, Phase.QUITTING):

@@ -9,6 +9,7 @@ from typing import Protocol
 
 from coreapi import Address
 from mtp.link import TRANSPORT_TYPES, Link, Phase
+from mtp.messages import InMessage
 from mtp.params import MtpParams
 from mtp.web import Web
 from mtp.wire import (
@@ -89,12 +90,17 @@ class JoiningHost(Protocol):
 
     def report_active(self, member: int) -> None: ...
 
+    def incoming(self, number: int) -> InMessage | None:
+        """What has arrived of message ``number`` (None: not a packet of it)."""
+        ...
+
 
 class Joining:
     def __init__(self, link: Link, host: JoiningHost) -> None:
         self._link = link
         self._host = host
         self.tries = 0  # join[request]s since we last (re)started joining
+        self.confirmed_at = 0.0  # when the last join[confirm] was taken up
         self._reported = False
         self._probes = 0
 
@@ -165,8 +171,31 @@ class Joining:
             return
         self._take_confirm(header, body, addr, now)
 
+    def check_board(self, now: float) -> None:
+        """TR §3.4: a joiner gets the board as message s. A master that never sends it (one
+        that does not implement the TR's join with state) left the joiner waiting for ever,
+        saying nothing. Our master rejects s if its application gives no board within its
+        state_timeout, which makes the joiner rejoin; so once state_timeout and retention
+        heartbeats have passed with nothing heard of s, no board is coming: the member says
+        so and stops, rather than show a board that would differ from everyone's."""
+        link, host = self._link, self._host
+        if host.phase is not Phase.SYNCING:
+            return
+        web = link.web
+        waited = now - self.confirmed_at
+        if waited <= link.p.state_timeout + link.retention * link.heartbeat:
+            return
+        if web.book.decided(web.join_number) or host.incoming(web.join_number) is not None:
+            return  # it is coming (or was rejected: the receiver rejoins)
+        host.abort(
+            f"the mtp master {web.master_id:#x} admitted this member but sent no board in "
+            f"{waited:.0f} s (TR 90-1141 §3.4); this member stops rather than show a board "
+            "that differs from the others'"
+        )
+
     def _take_confirm(self, header: MtpHeader, body: JoinData, addr: Address, now: float) -> None:
         link = self._link
+        self.confirmed_at = now
         number = header.acceptance.message_seq  # provisional numbering until the board
         link.web = Web(
             body.multicast_id,

@@ -641,3 +641,42 @@ def test_tr3_4_a_late_joiner_gets_the_board_and_agrees_with_everyone() -> None:
     assert session.converged()
     assert core_of(session, 2).counters()["delivered"] == 2
     assert all(p.failures == [] for p in session.peers)
+
+
+def _syncing_with_a_silent_master(until: float, board_packet_at: float | None = None) -> Node:
+    """A joiner confirmed at message 0 (its board, TR §3.4) by a master that beats every
+    heartbeat (so the member stays in the web) but, unless ``board_packet_at``, never sends
+    the board."""
+    node = Node(P1, {"role": "producer"})  # seed: state_timeout 30 s, retention 3 x 0.2 s
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    t = 0.01
+    for _ in range(1000):
+        t = min(until, t + HEARTBEAT)
+        node.run_until(t)
+        if node.core.phase is Phase.FINISHED:
+            break
+        node.receive(empty(MASTER, 0), t)
+        if board_packet_at is not None and board_packet_at <= t:
+            board_packet_at = None
+            node.receive(data(MASTER, 0, 0, b"\0" * 1400, subchannel=STATE_SUBCHANNEL), t)
+        if t >= until:
+            break
+    return node
+
+
+def test_tr3_4_a_joiner_whose_master_sends_no_board_says_so_and_stops() -> None:
+    # TR §3.4: a master that never sends the board (one without the TR's join with state)
+    # left the joiner syncing for ever, reporting nothing. Past the master's own state_timeout
+    # plus retention heartbeats with nothing of message s, it says why, and stops.
+    node = _syncing_with_a_silent_master(until=30.5)
+    assert node.core.phase is Phase.SYNCING and node.failures() == []
+    node = _syncing_with_a_silent_master(until=31.5)
+    assert node.core.phase is Phase.FINISHED
+    (reason,) = node.failures()
+    assert "sent no board" in reason and "TR 90-1141 §3.4" in reason and "--" not in reason
+
+
+def test_tr3_4_a_joiner_receiving_its_board_slowly_keeps_waiting() -> None:
+    node = _syncing_with_a_silent_master(until=40.0, board_packet_at=20.0)
+    assert node.core.phase is Phase.SYNCING and node.failures() == []
