@@ -485,9 +485,8 @@ class MtpCore:
 
     def _in_range(self, number: int, source: int, now: float) -> bool:
         """§2.2.6: a control packet's message number must lie within m - 11 .. m + 13 of ours
-        (we read the RFC's "m-11 to m-13" as a typo for m + 13). Out of range it is dropped,
-        except the master's from further ahead: the master alone sets statuses, so its word
-        stands, and it tells us how far behind we are (``_check_behind`` then decides)."""
+        (the RFC's "m-11 to m-13" read as m + 13). Out of range it is dropped, except the
+        master's from further ahead: its word stands, and it tells us we are behind."""
         if self.web.next - (STATUS_COUNT - 1) <= number <= self.web.next + STATUS_COUNT + 1:
             return True
         self._link.counters["out_of_range_dropped"] += 1
@@ -510,6 +509,7 @@ class MtpCore:
         self._receiver.drop(number)
         self._rebase(master_number - number)
         self.web.next_deliver = master_number + 1
+        self._sender.board_verdicts(master_number, body)
         self._upper.board_state_received(state)
         self._become_ready(now)
         return True

@@ -454,7 +454,13 @@ class MasterRole:
         number, _ = asked
         if number not in self.grants:
             return  # given up on (state_timeout): the joiners will ask again
-        body = encode_state(number, state)
+        # The verdicts on the messages before s that the repair cache can tell (it holds the
+        # latest accepted ones): a rejoiner settles with them a message of its own it sent
+        # whole and never heard decided (issue 17; the join[confirm] carries only 12).
+        oldest = min(self.repair_cache, default=number)
+        body = encode_state(
+            number, state, [n in self.repair_cache for n in range(number - 1, oldest - 1, -1)]
+        )
         packets = split(body, self._link.unit)
         if len(packets) > MAX_PACKETS_PER_MESSAGE:
             self._link.upper.failure(

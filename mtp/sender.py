@@ -22,6 +22,7 @@ from mtp.framing import (
     PAYLOAD_SUBCHANNELS,
     RECORD_OVERHEAD,
     STATE_SUBCHANNEL,
+    decode_verdicts,
     encode_batch,
     encode_named_batch,
     split,
@@ -132,6 +133,20 @@ class Sender:
                 # One message of ours is undecided at a time (``want_token``).
                 self.in_doubt = (message.number, message.records)
         self.flight = Flight()
+
+    def board_verdicts(self, number: int, body: bytes) -> None:
+        """The board (message ``number``, TR §3.4) carries the master's verdicts on the
+        messages before it, as far back as its repair cache tells (ours, docs/mtp.md): a
+        message of ours in doubt among them is settled now (accepted: in the board)."""
+        if self.in_doubt is None:
+            return
+        doubt, records = self.in_doubt
+        accepted = decode_verdicts(body)
+        age = number - 1 - doubt
+        if 0 <= age < len(accepted):
+            self.in_doubt = None
+            if not accepted[age]:
+                self.queue.extendleft(reversed(records))
 
     def settle_doubt(self) -> None:
         """Back in the web (TR §3.4: the board holds every message accepted before s, and the

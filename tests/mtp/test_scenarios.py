@@ -505,12 +505,17 @@ def test_rfc1301_3_1_1_a_member_rejoining_soon_after_its_join_gets_a_new_confirm
         assert session.peers[index].members.get(new_id) != "active"
 
 
-def test_tr3_4_a_message_accepted_while_its_producer_was_away_is_not_sent_again() -> None:
+@pytest.mark.parametrize("drawn_meanwhile", [0, 30])
+def test_tr3_4_a_message_accepted_while_its_producer_was_away_is_not_sent_again(
+    drawn_meanwhile: int,
+) -> None:
     """Issue 17: a producer sent a message whole, lost every packet from the others (so never
     heard it accepted), gave the master up after 3 s of silence (§3.2.5) and rejoined. It
     used to send the message's strokes again, and every member delivered them twice. The
-    join[confirm] carries the verdicts on the 12 messages before s (§2.2.6): an accepted
-    one is in the board handed over (TR §3.4), so it is not sent again."""
+    join[confirm] carries the verdicts on the 12 messages before s (§2.2.6), and the board
+    message the master's verdicts as far back as its repair cache (ours): an accepted one is
+    in the board handed over (TR §3.4), so it is not sent again, even when the others drew
+    more than 12 messages meanwhile (the partitions that heal of the issue's campaign)."""
     session, recorder = mtp_session(3, seed=3, params=LAN)
     start_all(session)
     everyone = [0, 1, 2]
@@ -527,11 +532,13 @@ def test_tr3_4_a_message_accepted_while_its_producer_was_away_is_not_sent_again(
     cut = recorder.drop(after_its_message)
     session.draw(1)
     run_until(session, has_all(session, [0, 2], 10), 5.0)
+    session.schedule_draws(drawn_meanwhile, 20.0, network.now + 0.05, [0, 2])
     run_until(session, lambda: core_of(session, 1).counters()["rejoins"] == 1, 10.0)
     cut()
     run_until(session, lambda: core_of(session, 1).phase.value == "ready", 10.0)
     last = session.schedule_draws(6, 100.0, network.now + 0.05, everyone)
-    run_until(session, has_all(session, everyone, 16), last - network.now + 10.0)
+    total = 16 + drawn_meanwhile
+    run_until(session, has_all(session, everyone, total), last - network.now + 10.0)
     network.run(until=network.now + 2.0)
-    assert_healthy(session, everyone, 16)
+    assert_healthy(session, everyone, total)
     assert core_of(session, 1).counters()["messages_sent"] == 3 + 1 + 2

@@ -216,3 +216,20 @@ def test_expired_messages_are_forgotten_after_retention_heartbeats() -> None:
     assert 0 in tx.flight.own  # §3.2.2: kept for retention heartbeats
     tx.expire_own(1.0 + 3 * HEARTBEAT + 0.01)
     assert 0 not in tx.flight.own
+
+
+def test_tr3_4_the_boards_verdicts_settle_a_message_in_doubt_older_than_the_vector() -> None:
+    from mtp.framing import decode_state, decode_verdicts, encode_state
+
+    # The board for message 40 says: 39 accepted, 38 rejected, ... back to 20.
+    verdicts = [n % 2 == 1 for n in range(39, 19, -1)]
+    body = encode_state(40, b"board", verdicts)
+    assert decode_state(body) == (40, b"board") and list(decode_verdicts(body)) == verdicts
+    for doubt, requeued in ((21, False), (22, True), (5, True)):
+        tx, _ = sender()
+        tx.in_doubt = (doubt, [(1.0, b"a")])
+        tx.board_verdicts(40, body)
+        if doubt >= 20:  # within the verdicts: settled now
+            assert tx.in_doubt is None and list(tx.queue) == ([(1.0, b"a")] if requeued else [])
+        else:  # older: still in doubt (settle_doubt decides once ready)
+            assert tx.in_doubt == (5, [(1.0, b"a")]) and list(tx.queue) == []
