@@ -532,8 +532,8 @@ class MtpCore:
 
     def _check_behind(self, now: float) -> None:
         """§2.2.6: a member that falls more than 12 messages behind cannot learn the status
-        of the oldest one any more; it rejoins."""
-        if self._phase not in (Phase.READY, Phase.LEAVING):
+        of the oldest one any more; it rejoins. So does a joiner whose board it is."""
+        if self._phase not in (Phase.SYNCING, Phase.READY, Phase.LEAVING):
             return
         oldest = self.web.next - STATUS_COUNT
         if self.web.next_deliver < oldest and self.web.book.status(self.web.next_deliver) is None:

@@ -176,8 +176,11 @@ class MasterRole:
         if (
             member is not None
             and now - member.joined_at <= self._link.retention * self._link.heartbeat
+            and member.last_heard <= member.joined_at
         ):
-            # A retransmitted request: our confirm was lost. The same answer again.
+            # A retransmitted request: our confirm was lost. The same answer again. Not once
+            # we heard from it since: then it is a new instantiation under the same id (a
+            # restarted process), which the old confirm would send back to a past board.
             self._send_join_confirm(member, now)
             return
         if member is not None:

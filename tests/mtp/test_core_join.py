@@ -680,3 +680,33 @@ def test_tr3_4_a_joiner_whose_master_sends_no_board_says_so_and_stops() -> None:
 def test_tr3_4_a_joiner_receiving_its_board_slowly_keeps_waiting() -> None:
     node = _syncing_with_a_silent_master(until=40.0, board_packet_at=20.0)
     assert node.core.phase is Phase.SYNCING and node.failures() == []
+
+
+def test_rfc1301_3_1_1_a_join_request_after_the_member_spoke_is_a_new_instantiation() -> None:
+    # §3.1.1: a restarted process asks under the same id (the app's), within retention
+    # heartbeats of its first join. The master used to take it for a retry and send the old
+    # join[confirm], whose board was long gone: the member waited for it for ever. Having
+    # heard from the member since its confirm, the master knows the confirm arrived: the
+    # request is a new instantiation's, admitted afresh at a new message s.
+    master = founded_master()
+    mark = len(master.sent)
+    first = _admit(master, P1, 2.05)
+    master.receive(token_request(P1, MASTER, first + 1), 2.1)  # it spoke: it had the confirm
+    master.run_until(2.2)
+    again = _admit(master, P1, 2.25)  # well within retention heartbeats (0.6 s)
+    assert again > first
+    assert master.counter("joins_confirmed") == 2
+    assert len(master.named("join[confirm]", mark)) == 2
+
+
+def test_tr3_2_a_joiner_that_falls_12_messages_behind_its_board_rejoins() -> None:
+    # TR §3.2, §2.2.6: a joiner waiting for its board (message s) that hears the master 13
+    # messages on, with no verdict on s, can never learn it: it rejoins, as a member does.
+    node = Node(P1, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    assert node.core.phase is Phase.SYNCING
+    node.receive(empty(MASTER, 13), 0.2)
+    (reason,) = node.failures()
+    assert "fell more than 12 messages behind" in reason
+    assert node.counter("rejoins") == 1 and node.core.phase is Phase.JOINING
