@@ -29,7 +29,7 @@ from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
 from mtp.receiver import Receiver
 from mtp.sender import Sender
-from mtp.vouching import MAX_CACHE, Vouching
+from mtp.vouching import Vouching
 from mtp.web import Web
 from mtp.wire import (
     STATUS_COUNT,
@@ -75,7 +75,6 @@ class MtpCore:
         self._phase = Phase.NEW
         self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
-        self._seen: set[int] = set()  # members we reported as active
         self._tick_at: float | None = None  # the next heartbeat's work
         self._quit_tries = 0  # a member's quit[request]s (§3.3.1)
         self._leave_ready_at: float | None = None  # naks served until then (§3.3)
@@ -108,6 +107,10 @@ class MtpCore:
     @property
     def is_master(self) -> bool:
         return self._master is not None
+
+    @property
+    def connection_id(self) -> int:  # §2.2.4: ``member_id`` until a rejoin (§3.1.1)
+        return self._link.member_id
 
     @property
     def web_id(self) -> int:
@@ -164,9 +167,7 @@ class MtpCore:
         self.handle_timer(now)
 
     def send(self, payload: bytes, now: float) -> None:
-        if self._phase in (Phase.NEW, Phase.QUITTING, Phase.FINISHED) or (
-            self._phase is Phase.LEAVING
-        ):
+        if self._phase in (Phase.NEW, Phase.LEAVING, Phase.QUITTING, Phase.FINISHED):
             raise RuntimeError("the mtp transport is not in a session")
         if self._link.member_class is MemberClass.CONSUMER:
             raise RuntimeError("this member joined the mtp web as a consumer: it does not send")
@@ -208,7 +209,7 @@ class MtpCore:
         except MtpDecodeError:
             self._link.counters["malformed_dropped"] += 1
             return
-        if packet.header.source == self.member_id:
+        if packet.header.source == self._link.member_id:
             return  # our own multicast, looped back
         if packet.packet_type is PacketType.DATA and len(data) > 28 + 1400:
             self._link.counters["malformed_dropped"] += 1  # no member of ours makes one this large
@@ -305,6 +306,7 @@ class MtpCore:
             self._master.tick(now)
         else:
             self._member_tick(now)
+            self._joining.check_board(now)  # TR §3.4: the board, within a bound
         self._sender.expire_own(now)
         self._vouching.ask_again(now)
         if phase in (Phase.LEAVING, Phase.QUITTING):
@@ -333,7 +335,7 @@ class MtpCore:
             )
             return
         if self._sender.flight.token_wanted_at is not None:
-            self._sender.send_token_request(now)
+            self._sender.send_token_request(now)  # §3.2.1: retried every heartbeat
         self._check_behind(now)
 
     # -- receiving ---------------------------------------------------------------------------
@@ -349,7 +351,7 @@ class MtpCore:
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
             kind is PacketType.QUIT and header.destination == self.web.id
         )
-        if header.destination != (self.web.id if multicast else self.member_id):
+        if header.destination != (self.web.id if multicast else self._link.member_id):
             self._link.counters["foreign_dropped"] += 1
             return
         source = header.source
@@ -360,17 +362,11 @@ class MtpCore:
             self.web.heard_master_at = now
             if header.modifier is not EmptyModifier.HIBERNATE or kind is not PacketType.EMPTY:
                 self._link.adopt_parameters(header)
-        if self._master is not None:
-            if not self._master.heard_from(source, kind, header.modifier, now):
-                self._vouching.banish(source, addr, now)  # §3.3.3
-                return
-        elif (
-            source != self.web.master_id
-            and source not in self._seen
-            and len(self._seen) < MAX_CACHE
+        if self._master is not None and not self._master.heard_from(
+            source, kind, header.modifier, now
         ):
-            self._seen.add(source)
-            self._upper.member_changed(source, MemberState.ACTIVE)
+            self._vouching.banish(source, addr, now)  # §3.3.3
+            return
         match kind:
             case PacketType.DATA:
                 self._on_data(packet, now)
@@ -385,16 +381,18 @@ class MtpCore:
             case PacketType.IS_MEMBER:
                 self._on_is_member(packet, addr, now)
 
-    def _learn(self, header: MtpHeader, number: int, now: float) -> None:
+    def _learn(self, header: MtpHeader, number: int, now: float) -> bool:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
         every other packet copies them from the master, so any decided one is believed."""
         if self._master is not None:
-            return
-        learned = self.web.book.learn(number, header.acceptance.statuses)
+            return True
+        web = self.web
+        learned = web.book.learn(number, header.acceptance.statuses)
         if learned:
             for decided in learned:
-                self._sender.on_decided(decided, self.web.book.status(decided), now)  # type: ignore[arg-type]
+                self._sender.on_decided(decided, web.book.status(decided), now)  # type: ignore[arg-type]
             self.deliver(now)
+        return self.web is web  # False: what it taught made us abandon the web (§3.2.5)
 
     def _on_data(self, packet: MtpPacket, now: float) -> None:
         header = packet.header
@@ -429,9 +427,8 @@ class MtpCore:
         """The message a producer's data or empty[dally] is part of, once the statuses the
         packet carries are learned (§2.2.6); None if there is none to keep."""
         web = self.web
-        self._learn(header, number, now)
-        if self.web is not web:
-            return None  # what we learned made us abandon the web (§3.2.5): nothing to keep
+        if not self._learn(header, number, now):
+            return None  # we abandoned the web (§3.2.5): nothing to keep
         if self._master is None:
             web.next = max(web.next, number + 1)
         return self._receiver.message(number, now)
@@ -488,9 +485,8 @@ class MtpCore:
 
     def _in_range(self, number: int, source: int, now: float) -> bool:
         """§2.2.6: a control packet's message number must lie within m - 11 .. m + 13 of ours
-        (we read the RFC's "m-11 to m-13" as a typo for m + 13). Out of range it is dropped,
-        except the master's from further ahead: the master alone sets statuses, so its word
-        stands, and it tells us how far behind we are (``_check_behind`` then decides)."""
+        (the RFC's "m-11 to m-13" read as m + 13). Out of range it is dropped, except the
+        master's from further ahead: its word stands, and it tells us we are behind."""
         if self.web.next - (STATUS_COUNT - 1) <= number <= self.web.next + STATUS_COUNT + 1:
             return True
         self._link.counters["out_of_range_dropped"] += 1
@@ -513,6 +509,7 @@ class MtpCore:
         self._receiver.drop(number)
         self._rebase(master_number - number)
         self.web.next_deliver = master_number + 1
+        self._sender.board_verdicts(master_number, body)
         self._upper.board_state_received(state)
         self._become_ready(now)
         return True
@@ -530,12 +527,13 @@ class MtpCore:
         self._enter(Phase.READY)
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
+        self._sender.settle_doubt()
         self._sender.want_token(now)
 
     def _check_behind(self, now: float) -> None:
         """§2.2.6: a member that falls more than 12 messages behind cannot learn the status
-        of the oldest one any more; it rejoins."""
-        if self._phase not in (Phase.READY, Phase.LEAVING):
+        of the oldest one any more; it rejoins. So does a joiner whose board it is."""
+        if self._phase not in (Phase.SYNCING, Phase.READY, Phase.LEAVING):
             return
         oldest = self.web.next - STATUS_COUNT
         if self.web.next_deliver < oldest and self.web.book.status(self.web.next_deliver) is None:
@@ -563,13 +561,18 @@ class MtpCore:
 
     def _on_nak_deny(self, source: int, body: NakList, now: float) -> None:
         self._link.counters["nak_denies_received"] += 1
-        for number in {self.web.number(entry.message) for entry in body.packets}:
+        denied: dict[int, list[int]] = {}
+        for entry in body.packets:
+            denied.setdefault(self.web.number(entry.message), []).append(entry.packet)
+        for number, packets in denied.items():
             message = self._receiver.incoming.get(number)
             if message is None or message.complete:
                 continue
             if self._master is not None and number in self._master.grants:
-                # The producer cannot give us what we lack: the message cannot be accepted.
-                self._master.decide(number, MessageStatus.REJECTED, now)
+                # The producer cannot give us a packet we lack: the message cannot be accepted
+                # (not for a deny of our guesses at its tail only, which may not exist).
+                if message.known_to_exist(packets):
+                    self._master.decide(number, MessageStatus.REJECTED, now)
                 continue
             if source == self.web.master_id:
                 if self.web.book.status(number) is MessageStatus.ACCEPTED:
@@ -598,17 +601,19 @@ class MtpCore:
         if not self.web.next_deliver <= number < self.web.next + AHEAD:
             self._link.counters["out_of_range_dropped"] += 1
             return
-        self._learn(header, number, now)
-        self.web.next = max(self.web.next, number + 1)
+        web = self.web
+        if not self._learn(header, number, now):
+            return  # we abandoned the web (§3.2.5): the confirm is void
+        web.next = max(web.next, number + 1)
         self._sender.on_token_confirm(number, now)
 
     # -- the master (§3.1, §3.2.1, §3.3) -----------------------------------------------------
 
     def _found_web(self, now: float) -> None:
         web_id = self._rng.randrange(1, 2**32)
-        while web_id == self.member_id:
+        while web_id == self._link.member_id:
             web_id = self._rng.randrange(1, 2**32)
-        self.web = Web(web_id, self.member_id)
+        self.web = Web(web_id, self._link.member_id)
         self._enter(Phase.READY)
         self._upper.protocol_event("web_founded", {"web": self.web.id})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
@@ -621,7 +626,7 @@ class MtpCore:
         assert isinstance(body, JoinData)
         if header.modifier is JoinModifier.REQUEST:
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
-                if header.source < self.member_id:
+                if header.source < self._link.member_id:
                     self.abort(
                         f"another mtp master ({header.source:#x}) is starting a web on "
                         f"{self._p.group} at the same time; this one stands down",
@@ -634,7 +639,7 @@ class MtpCore:
             ):
                 self._master.on_join_request(header.source, body, addr, now)
             return
-        if header.destination != self.member_id:
+        if header.destination != self._link.member_id:
             self._link.counters["foreign_dropped"] += 1
             return
         self._joining.on_answer(header, body, addr, now)
@@ -671,7 +676,7 @@ class MtpCore:
             self._upper.failure(f"the mtp master closed the web{note}")
             self.finish()
             return
-        if target.connection_id == self.member_id:
+        if target.connection_id == self._link.member_id:
             self._link.send(confirm, addr)
             if self._phase is Phase.QUITTING:
                 self.finish()  # §3.3.3: it missed our quit[confirm]
@@ -688,7 +693,7 @@ class MtpCore:
         source = header.source
         if header.modifier is IsMemberModifier.REQUEST:
             assert isinstance(body, Tsap)
-            if master is not None and body.connection_id != self.member_id:
+            if master is not None and body.connection_id != self._link.member_id:
                 master.answer_is_member(source, body, addr, now)
             else:
                 self._vouching.answer(source, body, addr)
@@ -743,14 +748,17 @@ class MtpCore:
         self._upper.protocol_event("rejoin", {"reason": reason[:120]})
         self._sender.abandon()
         self._receiver = Receiver(self._link, self)
-        self.web = Web()  # the old membership is gone whole (§3.2.5)
-        self._joining.restart()
+        old, self.web = self.web, Web()  # the old membership is gone whole (§3.2.5)
+        self._joining.restart(old)  # as a new instantiation (§3.1.1)
         self._enter(Phase.JOINING)
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
         self._joining.send_request()
 
     def joined(self, now: float) -> None:
+        # The tick (token[request] retries, §3.2.1) runs on the web's heartbeat from now, not
+        # on the one this member ran while it asked to join (issue 17).
+        self._tick_at = now + self._link.heartbeat
         if self._p.join_with_state:
             self._enter(Phase.SYNCING)  # TR §3.4: the board comes first, as message s
             self.deliver(now)
@@ -758,9 +766,7 @@ class MtpCore:
             self._become_ready(now)
 
     def report_active(self, member: int) -> None:
-        if member not in self._seen:
-            self._seen.add(member)
-            self._upper.member_changed(member, MemberState.ACTIVE)
+        self._link.report_active(member)
 
     def abort(self, reason: str) -> None:
         self._upper.failure(reason)

@@ -34,8 +34,9 @@ _NOTES: dict[str, ParamNote] = {
         "Highest retention the master may adjust to (§3.4.1)", 1, 255, unit="heartbeats"
     ),
     "message_packets": _N(
-        "A message is at least this many packets, padded with dallies (§3.2.3)",
-        1,
+        "0: a message is at least retention packets, padded with dallies (§3.2.3); N: N "
+        "packets, no padding once decided (cheaper)",
+        0,
         64,
         unit="packets",
     ),

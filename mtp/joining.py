@@ -9,6 +9,7 @@ from typing import Protocol
 
 from coreapi import Address
 from mtp.link import TRANSPORT_TYPES, Link, Phase
+from mtp.messages import InMessage
 from mtp.params import MtpParams
 from mtp.web import Web
 from mtp.wire import (
@@ -18,6 +19,7 @@ from mtp.wire import (
     MtpHeader,
     MtpPacket,
     PacketType,
+    QuitModifier,
     TransportClass,
     TransportType,
 )
@@ -88,18 +90,37 @@ class JoiningHost(Protocol):
 
     def report_active(self, member: int) -> None: ...
 
+    def incoming(self, number: int) -> InMessage | None:
+        """What has arrived of message ``number`` (None: not a packet of it)."""
+        ...
+
 
 class Joining:
     def __init__(self, link: Link, host: JoiningHost) -> None:
         self._link = link
         self._host = host
         self.tries = 0  # join[request]s since we last (re)started joining
+        self.confirmed_at = 0.0  # when the last join[confirm] was taken up
         self._reported = False
         self._probes = 0
 
-    def restart(self) -> None:
-        """A rejoin (§3.2.5) asks again, counting from one."""
+    def restart(self, old: Web) -> None:
+        """A rejoin (§3.2.5) asks again, counting from one, as a new instantiation.
+
+        The old one quits (§3.3.1, once, unanswered), so that the master drops it and
+        decides its token at once. The new one gets a new connection id (§3.1.1: a joining
+        process "should have already assigned a unique connection identifier to its transport
+        instantiation"): under the old id, a master that confirmed us within retention
+        heartbeats would take our request for a retry and answer with the old join[confirm],
+        whose message s and board are long past (issue 17)."""
+        link = self._link
         self.tries = 0
+        if old.master_addr is not None and not link.is_master:
+            quit_request = link.control(
+                PacketType.QUIT, QuitModifier.REQUEST, old.master_id, link.own_tsap()
+            )
+            link.send(quit_request, old.master_addr)
+        link.new_connection_id(avoid=old.id)
 
     def probe(self) -> bool:
         """§3.1: before founding a web, a master asks whether one already answers on this
@@ -119,9 +140,11 @@ class Joining:
             and self.tries > p.join_report_after
         ):
             self._reported = True
+            # Said to a person, maybe in an app: what is true, not a command line to type
+            # (docs/mtp.md's failure table gives the CLI advice).
             self._link.upper.failure(
-                f"no mtp master answers on {p.group} after {self.tries - 1} "
-                "join requests; still trying (start a member with --role master)"
+                f"no one hosts an mtp board on {p.group} yet ({self.tries - 1} "
+                "join requests unanswered); still asking"
             )
         self._link.send(join_request(p, self._link.member_class, self._link.member_id), None)
 
@@ -148,8 +171,31 @@ class Joining:
             return
         self._take_confirm(header, body, addr, now)
 
+    def check_board(self, now: float) -> None:
+        """TR §3.4: a joiner gets the board as message s. A master that never sends it (one
+        that does not implement the TR's join with state) left the joiner waiting for ever,
+        saying nothing. Our master rejects s if its application gives no board within its
+        state_timeout, which makes the joiner rejoin; so once state_timeout and retention
+        heartbeats have passed with nothing heard of s, no board is coming: the member says
+        so and stops, rather than show a board that would differ from everyone's."""
+        link, host = self._link, self._host
+        if host.phase is not Phase.SYNCING:
+            return
+        web = link.web
+        waited = now - self.confirmed_at
+        if waited <= link.p.state_timeout + link.retention * link.heartbeat:
+            return
+        if web.book.decided(web.join_number) or host.incoming(web.join_number) is not None:
+            return  # it is coming (or was rejected: the receiver rejoins)
+        host.abort(
+            f"the mtp master {web.master_id:#x} admitted this member but sent no board in "
+            f"{waited:.0f} s (TR 90-1141 §3.4); this member stops rather than show a board "
+            "that differs from the others'"
+        )
+
     def _take_confirm(self, header: MtpHeader, body: JoinData, addr: Address, now: float) -> None:
         link = self._link
+        self.confirmed_at = now
         number = header.acceptance.message_seq  # provisional numbering until the board
         link.web = Web(
             body.multicast_id,
@@ -164,6 +210,8 @@ class Joining:
         link.unit = body.max_data_unit or link.unit
         link.adopt_parameters(header)
         link.web.book.learn(number, header.acceptance.statuses)
-        link.upper.protocol_event("joined", {"master": header.source, "message": number})
+        link.upper.protocol_event(
+            "joined", {"master": header.source, "message": number, "connection": link.member_id}
+        )
         self._host.report_active(header.source)
         self._host.joined(now)

@@ -14,7 +14,7 @@ from dataclasses import replace
 from enum import Enum
 from ipaddress import IPv4Address
 
-from coreapi import Address, Outgoing, UpperLayer
+from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import to_wire
 from mtp.master import MAX_MEMBERS
 from mtp.params import MtpParams, group_address
@@ -98,7 +98,17 @@ class Link:
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: MtpParams
     ) -> None:
+        # Who this member is to the upper layer (origin of its deliveries, member_changed),
+        # for the core's life; and ``member_id``, its MTP connection identifier on the wire
+        # (§2.2.4), the same at first and new for every instantiation after a rejoin (§3.1.1).
+        self.identity = member_id
         self.member_id = member_id
+        self._connection_ids = {member_id}  # every one we used: a new one is unique
+        # Others' identities, where their connection id is not it (learned from their
+        # messages, framing.NAMED_SUBCHANNEL); and the members reported active to the upper
+        # layer, so that each is reported once (and again only after it left).
+        self.identities: dict[int, int] = {}
+        self.reported: set[int] = set()
         self.upper = upper
         self.rng = rng
         self.p = params
@@ -117,6 +127,42 @@ class Link:
         # The (heartbeat ms, window, retention) sets the web ran lately (§3.4.1): a packet
         # carrying one of them is a member that has not heard of a change, not a suggestion.
         self.values_run: deque[tuple[int, int, int]] = deque([self.wire_parameters()], maxlen=16)
+
+    # -- identities (§3.1.1) ----------------------------------------------------------------
+
+    def new_connection_id(self, avoid: int) -> None:
+        """§3.1.1: "a new instantiation needs a new, unique id": one we never used, not 0 and
+        not ``avoid`` (the web's multicast id)."""
+        ident = self.rng.randrange(1, 2**32)
+        while ident in self._connection_ids or ident == avoid:
+            ident = self.rng.randrange(1, 2**32)
+        if len(self._connection_ids) < MAX_ADDRESSES:
+            self._connection_ids.add(ident)
+        self.member_id = ident
+
+    def identity_of(self, connection_id: int) -> int:
+        """The upper layer's identity of the member that uses ``connection_id``."""
+        return self.identities.get(connection_id, connection_id)
+
+    def report_active(self, member: int) -> None:
+        known = member == self.identity or member in self.reported
+        if not known and len(self.reported) < MAX_ADDRESSES:
+            self.reported.add(member)
+            self.upper.member_changed(member, MemberState.ACTIVE)
+
+    def report_left(self, member: int) -> None:
+        self.reported.discard(member)
+        self.upper.member_changed(member, MemberState.LEFT)
+
+    def learn_identity(self, connection_id: int, identity: int) -> None:
+        """A message from ``connection_id`` names its producer ``identity`` (a member that
+        rejoined under a new connection id): from now on it is reported as that identity."""
+        if connection_id == identity or self.identities.get(connection_id) == identity:
+            return
+        if len(self.identities) < MAX_ADDRESSES:
+            self.identities[connection_id] = identity
+        if connection_id in self.reported:
+            self.report_left(connection_id)  # reported at its join, before we knew
 
     # -- the address book ----------------------------------------------------------------
 

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import replace
 from typing import Protocol
 
-from coreapi import Address, MemberState
+from coreapi import Address
 from mtp.framing import STATE_SUBCHANNEL, encode_state, split
 from mtp.link import TRANSPORT_TYPES, Link, Phase
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
@@ -176,8 +176,11 @@ class MasterRole:
         if (
             member is not None
             and now - member.joined_at <= self._link.retention * self._link.heartbeat
+            and member.last_heard <= member.joined_at
         ):
-            # A retransmitted request: our confirm was lost. The same answer again.
+            # A retransmitted request: our confirm was lost. The same answer again. Not once
+            # we heard from it since: then it is a new instantiation under the same id (a
+            # restarted process), which the old confirm would send back to a past board.
             self._send_join_confirm(member, now)
             return
         if member is not None:
@@ -206,7 +209,7 @@ class MasterRole:
             self._link.remember(joiner, addr)
             self._send_join_confirm(member, now)
             self._link.counters["joins_confirmed"] += 1
-            self._link.upper.member_changed(joiner, MemberState.ACTIVE)
+            self._link.report_active(joiner)
             self._link.upper.protocol_event("join_confirmed", {"joiner": joiner, "message": number})
         self.join_waiting.clear()
         if with_state:
@@ -358,7 +361,7 @@ class MasterRole:
                 self.decide(grant.number, MessageStatus.REJECTED, now)
         if member is not None and report:
             self._link.counters["members_removed"] += 1
-            self._link.upper.member_changed(ident, MemberState.LEFT)
+            self._link.report_left(self._link.identity_of(ident))
             self._link.upper.protocol_event("member_removed", {"member": ident, "why": why})
 
     def decide(self, number: int, status: MessageStatus, now: float) -> None:
@@ -454,7 +457,13 @@ class MasterRole:
         number, _ = asked
         if number not in self.grants:
             return  # given up on (state_timeout): the joiners will ask again
-        body = encode_state(number, state)
+        # The verdicts on the messages before s that the repair cache can tell (it holds the
+        # latest accepted ones): a rejoiner settles with them a message of its own it sent
+        # whole and never heard decided (issue 17; the join[confirm] carries only 12).
+        oldest = min(self.repair_cache, default=number)
+        body = encode_state(
+            number, state, [n in self.repair_cache for n in range(number - 1, oldest - 1, -1)]
+        )
         packets = split(body, self._link.unit)
         if len(packets) > MAX_PACKETS_PER_MESSAGE:
             self._link.upper.failure(

@@ -101,6 +101,12 @@ class InMessage:
         assert self.last is not None
         return b"".join(self.packets[i] for i in range(self.last + 1))
 
+    def known_to_exist(self, packets: list[int]) -> bool:
+        """Whether any of ``packets`` is at or below the highest packet known to exist (not
+        a guess at a lost tail, ``missing(tail=True)``)."""
+        top = self.advertised if self.last is None else self.last
+        return min(packets, default=top + 1) <= top
+
     def missing(self, tail: bool) -> list[int]:
         """The packet numbers to ask for: holes below the highest packet known to exist and,
         with ``tail`` and no end seen, the next few after it."""

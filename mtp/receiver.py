@@ -12,7 +12,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
-from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_batch, state_packets
+from mtp.framing import (
+    NAMED_SUBCHANNEL,
+    STATE_SUBCHANNEL,
+    FramingError,
+    decode_batch,
+    decode_named_batch,
+    state_packets,
+)
 from mtp.link import Link, Phase
 from mtp.messages import MAX_NAK_ENTRIES_OUT, MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
 from mtp.wire import DataModifier, MessageStatus, NakList, NakModifier, PacketId, PacketType
@@ -328,14 +335,19 @@ class Receiver:
         self, number: int, own: OutMessage | None, message: InMessage | None, body: bytes | None
     ) -> None:
         link = self._link
-        origin = link.member_id
+        origin = link.identity
         if own is not None:
             records = own.records
         else:
             assert message is not None and message.source is not None and body is not None
-            origin = message.source
+            origin = link.identity_of(message.source)
             try:
-                records = decode_batch(body)
+                if message.subchannel == NAMED_SUBCHANNEL:
+                    origin, records = decode_named_batch(body)
+                    link.learn_identity(message.source, origin)
+                else:
+                    records = decode_batch(body)
+                link.report_active(origin)  # others learn of a member from its messages
             except FramingError as exc:
                 # Every member parses the same accepted bytes the same way, so every
                 # member skips this message: the boards still agree.

@@ -16,7 +16,17 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
-from mtp.framing import PAYLOAD_SUBCHANNEL, RECORD_OVERHEAD, STATE_SUBCHANNEL, encode_batch, split
+from mtp.framing import (
+    NAMED_SUBCHANNEL,
+    PAYLOAD_SUBCHANNEL,
+    PAYLOAD_SUBCHANNELS,
+    RECORD_OVERHEAD,
+    STATE_SUBCHANNEL,
+    decode_verdicts,
+    encode_batch,
+    encode_named_batch,
+    split,
+)
 from mtp.link import Link, Phase
 from mtp.master_role import MasterRole
 from mtp.messages import MAX_NAK_ENTRIES_OUT, InMessage, OutMessage
@@ -81,6 +91,8 @@ class Sender:
         self._period_sent = 0
         self._next_dally_at = 0.0
         self.flight = Flight()
+        # (message number, payloads) of ours sent whole before a rejoin, verdict unknown.
+        self.in_doubt: tuple[int, list[tuple[float, bytes]]] | None = None
 
     # -- the member's calls -----------------------------------------------------------------
 
@@ -108,15 +120,45 @@ class Sender:
 
     def abandon(self) -> None:
         """The web is abandoned (§3.2.5): payloads not yet accepted go back to the queue, in
-        order, to be sent once we are back; the rest of the flight is dropped whole."""
+        order, to be sent once we are back; the rest of the flight is dropped whole.
+
+        A message we sent whole may have been accepted without our knowing: it is kept
+        aside (``in_doubt``) until we are back and may know its verdict (``settle_doubt``).
+        Sending it again blindly delivered its payloads twice everywhere (issue 17)."""
         flight = self.flight
         for message in reversed(flight.sending):
             self.queue.extendleft(reversed(message.records))
         for message in list(flight.own.values()):
-            if message.decided_at is None and message not in flight.sending:
-                # Its fate is unknown to us: sent again; the board ignores an op it has.
-                self.queue.extendleft(reversed(message.records))
+            if message.decided_at is None and message not in flight.sending and message.records:
+                # One message of ours is undecided at a time (``want_token``).
+                self.in_doubt = (message.number, message.records)
         self.flight = Flight()
+
+    def board_verdicts(self, number: int, body: bytes) -> None:
+        """The board (message ``number``, TR §3.4) carries the master's verdicts on the
+        messages before it, as far back as its repair cache tells (ours, docs/mtp.md): a
+        message of ours in doubt among them is settled now (accepted: in the board)."""
+        if self.in_doubt is None:
+            return
+        doubt, records = self.in_doubt
+        accepted = decode_verdicts(body)
+        age = number - 1 - doubt
+        if 0 <= age < len(accepted):
+            self.in_doubt = None
+            if not accepted[age]:
+                self.queue.extendleft(reversed(records))
+
+    def settle_doubt(self) -> None:
+        """Back in the web (TR §3.4: the board holds every message accepted before s, and the
+        join[confirm] and the board carry the verdicts on the 12 before s): a message of
+        ours in doubt that was accepted is in the board; otherwise (rejected, or too old to
+        know) its payloads go out again, first, and the board ignores an op it has."""
+        if self.in_doubt is None:
+            return
+        number, records = self.in_doubt
+        self.in_doubt = None
+        if self._link.web.book.status(number) is not MessageStatus.ACCEPTED:
+            self.queue.extendleft(reversed(records))
 
     def stop(self) -> None:
         """The member is finished: nothing more goes out."""
@@ -167,7 +209,7 @@ class Sender:
             not self.queue
             or self.flight.token_wanted_at is not None
             or any(
-                m.subchannel == PAYLOAD_SUBCHANNEL and m.decided_at is None
+                m.subchannel in PAYLOAD_SUBCHANNELS and m.decided_at is None
                 for m in self.flight.own.values()
             )
             or self._host.phase not in (Phase.READY, Phase.LEAVING)
@@ -221,8 +263,13 @@ class Sender:
             stamp, payload = self.queue.popleft()
             records.append((stamp, payload))
             size += RECORD_OVERHEAD + len(payload)
-        packets = split(encode_batch(records), self._link.unit)
-        message = OutMessage(number, PAYLOAD_SUBCHANNEL, packets, records)
+        link = self._link
+        if link.member_id == link.identity:
+            subchannel, data = PAYLOAD_SUBCHANNEL, encode_batch(records)
+        else:  # a new instantiation (§3.1.1): the batch names who we are to the others
+            subchannel, data = NAMED_SUBCHANNEL, encode_named_batch(link.identity, records)
+        packets = split(data, link.unit)
+        message = OutMessage(number, subchannel, packets, records)
         self.flight.last_own = max(self.flight.last_own, number)
         self.flight.own[number] = message
         self.flight.sending.append(message)
@@ -295,14 +342,20 @@ class Sender:
         self.want_token(now)
 
     def _needs_dally(self, message: OutMessage) -> bool:
-        """§3.2.3: a message is at least message_packets packets, empty[dally]s appended, so
-        that consumers who lost it all can still name its producer. Not the master's own:
-        members who cannot name a producer ask the master, which is that producer."""
-        return (
-            self._master is None
-            and len(message.packets) + message.dallies < self._link.p.message_packets
-            and message.decided_at is None
-        )
+        """§3.2.3: "a message must consist of at least retention packets. If the client data
+        does not require that many packets, empty[dally] packets must be appended", so that
+        consumers who lost it all can still name its producer (and see a lost data[eom]),
+        whether or not the master has decided it. With ``message_packets`` set (not 0), our
+        cheaper padding: that many packets, and none once the message is decided. Not the
+        master's own messages (docs/mtp.md, departure 8): members who cannot name a
+        producer ask the master, which is that producer."""
+        if self._master is not None:
+            return False
+        economical = self._link.p.message_packets
+        length = economical or self._link.retention
+        if len(message.packets) + message.dallies >= length:
+            return False
+        return not economical or message.decided_at is None
 
     def _send_dally(self, message: OutMessage, now: float) -> None:
         if not self._needs_dally(message) or message.finished_at == now:

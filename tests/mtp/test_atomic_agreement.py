@@ -160,7 +160,8 @@ class AgreementLog:
         if name == "web_founded":
             self._open(peer, 0)
         elif name == "joined":
-            self._open(peer, self._join_point(peer, int(fields["message"])))
+            joiner = int(fields["connection"])  # new at each rejoin (RFC 1301 §3.1.1)
+            self._open(peer, self._join_point(peer, joiner, int(fields["message"])))
         elif name == "rejoin":
             self.rejoins[peer.index] = self.rejoins.get(peer.index, 0) + 1
             segment = self.current.get(peer.index)
@@ -183,9 +184,9 @@ class AgreementLog:
         elif name == "state_sending":
             self.state_messages.add(int(fields["message"]))
 
-    def _join_point(self, peer: Peer, wire: int) -> int:
+    def _join_point(self, peer: Peer, joiner: int, wire: int) -> int:
         """TR §3.4: a joiner confirmed at s gets the board as message s and delivers from s+1."""
-        for number in reversed(self.confirmed.get(peer.member_id, [])):
+        for number in reversed(self.confirmed.get(joiner, [])):
             if to_wire(number) == wire:
                 return number + 1
         self.problems.append(
@@ -590,7 +591,7 @@ class AtomicAgreementMachine(RuleBasedStateMachine):
         it does): the master must decide its message, and everyone must agree."""
         self._step()
         index = data.draw(st.sampled_from(self.up()))
-        member = self.sim.peers[index].member_id
+        member = core_of(self.sim, index).connection_id
         master = core_of(self.sim, 0)
         self.sim.draw(index)
         self.sim.network.run(

@@ -301,6 +301,8 @@ def test_s3_1_1_a_joiner_reports_one_failure_after_join_report_after_unanswered_
     node.run_until(0.65)  # the fourth
     (reason,) = node.failures()
     assert GROUP in reason and "3 join requests" in reason
+    assert reason.startswith("no one hosts an mtp board on") and "still asking" in reason
+    assert "--" not in reason  # no command-line advice in a reason an app shows
     node.run_until(4.05)
     assert len(node.failures()) == 1  # once
     assert len(node.named("join[request]")) == 21  # still trying: 0.0 .. 4.0
@@ -639,3 +641,72 @@ def test_tr3_4_a_late_joiner_gets_the_board_and_agrees_with_everyone() -> None:
     assert session.converged()
     assert core_of(session, 2).counters()["delivered"] == 2
     assert all(p.failures == [] for p in session.peers)
+
+
+def _syncing_with_a_silent_master(until: float, board_packet_at: float | None = None) -> Node:
+    """A joiner confirmed at message 0 (its board, TR §3.4) by a master that beats every
+    heartbeat (so the member stays in the web) but, unless ``board_packet_at``, never sends
+    the board."""
+    node = Node(P1, {"role": "producer"})  # seed: state_timeout 30 s, retention 3 x 0.2 s
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    t = 0.01
+    for _ in range(1000):
+        t = min(until, t + HEARTBEAT)
+        node.run_until(t)
+        if node.core.phase is Phase.FINISHED:
+            break
+        node.receive(empty(MASTER, 0), t)
+        if board_packet_at is not None and board_packet_at <= t:
+            board_packet_at = None
+            node.receive(data(MASTER, 0, 0, b"\0" * 1400, subchannel=STATE_SUBCHANNEL), t)
+        if t >= until:
+            break
+    return node
+
+
+def test_tr3_4_a_joiner_whose_master_sends_no_board_says_so_and_stops() -> None:
+    # TR §3.4: a master that never sends the board (one without the TR's join with state)
+    # left the joiner syncing for ever, reporting nothing. Past the master's own state_timeout
+    # plus retention heartbeats with nothing of message s, it says why, and stops.
+    node = _syncing_with_a_silent_master(until=30.5)
+    assert node.core.phase is Phase.SYNCING and node.failures() == []
+    node = _syncing_with_a_silent_master(until=31.5)
+    assert node.core.phase is Phase.FINISHED
+    (reason,) = node.failures()
+    assert "sent no board" in reason and "TR 90-1141 §3.4" in reason and "--" not in reason
+
+
+def test_tr3_4_a_joiner_receiving_its_board_slowly_keeps_waiting() -> None:
+    node = _syncing_with_a_silent_master(until=40.0, board_packet_at=20.0)
+    assert node.core.phase is Phase.SYNCING and node.failures() == []
+
+
+def test_rfc1301_3_1_1_a_join_request_after_the_member_spoke_is_a_new_instantiation() -> None:
+    # §3.1.1: a restarted process asks under the same id (the app's), within retention
+    # heartbeats of its first join. The master used to take it for a retry and send the old
+    # join[confirm], whose board was long gone: the member waited for it for ever. Having
+    # heard from the member since its confirm, the master knows the confirm arrived: the
+    # request is a new instantiation's, admitted afresh at a new message s.
+    master = founded_master()
+    mark = len(master.sent)
+    first = _admit(master, P1, 2.05)
+    master.receive(token_request(P1, MASTER, first + 1), 2.1)  # it spoke: it had the confirm
+    master.run_until(2.2)
+    again = _admit(master, P1, 2.25)  # well within retention heartbeats (0.6 s)
+    assert again > first
+    assert master.counter("joins_confirmed") == 2
+    assert len(master.named("join[confirm]", mark)) == 2
+
+
+def test_tr3_2_a_joiner_that_falls_12_messages_behind_its_board_rejoins() -> None:
+    # TR §3.2, §2.2.6: a joiner waiting for its board (message s) that hears the master 13
+    # messages on, with no verdict on s, can never learn it: it rejoins, as a member does.
+    node = Node(P1, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    assert node.core.phase is Phase.SYNCING
+    node.receive(empty(MASTER, 13), 0.2)
+    (reason,) = node.failures()
+    assert "fell more than 12 messages behind" in reason
+    assert node.counter("rejoins") == 1 and node.core.phase is Phase.JOINING

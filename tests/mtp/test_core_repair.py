@@ -630,7 +630,11 @@ def test_when_even_the_master_cannot_repair_the_consumer_reports_it_and_rejoins(
     (failure,) = node.failures()
     assert "message 0" in failure and "rejoin" in failure
     assert node.counter("rejoins") == 1
-    assert [s.name for s in node.sent_after(mark)] == ["join[request]"]
+    # The old instantiation quits (§3.3.1); the new one asks under a new id (§3.1.1).
+    quit_request, join = node.sent_after(mark)
+    assert (quit_request.name, join.name) == ("quit[request]", "join[request]")
+    assert quit_request.packet.header.source == C1 and quit_request.dest == addr_of(MASTER)
+    assert join.packet.header.source not in (C1, 0) and node.core.member_id == C1
     assert node.deliveries() == []
 
 
@@ -678,6 +682,26 @@ def test_the_master_rejects_a_pending_message_whose_producer_denies_its_nak() ->
     mark = len(master.sent)
     master.run_until(3.0)
     assert master.named("nak[request]", since=mark) == []
+
+
+def test_rfc1301_3_2_6_a_deny_of_the_masters_tail_guesses_does_not_cost_the_message() -> None:
+    # The master lost the end of a pending message: after 1.5 heartbeats of silence it asks
+    # for packets past the highest it saw (MAX_TAIL_REQUEST). A producer may deny the ones
+    # that never existed (§3.2.6: it does not have them); that deny must not reject the
+    # message, which still completes with its data[eom].
+    master = founded_master({"join_with_state": False})
+    web = master.core.web_id
+    master.receive(join_request(P2), 2.1)
+    master.receive(token_request(P2, MASTER, 0), 2.12)
+    master.receive(data(P2, 0, 0, body(0, 0), web=web), 2.15)
+    master.run_until(2.6)
+    (ask,) = master.named("nak[request]")
+    assert (0, 1) in entries(ask) and (0, 5) in entries(ask)  # a guess at the tail
+    master.receive(nak(P2, MASTER, [(0, p) for p in range(2, 40)], NakModifier.DENY), 2.62)
+    assert master.core.status(0) is None  # still pending
+    master.receive(data(P2, 0, 1, body(0, 1, 10), DataModifier.EOM, web=web), 2.65)
+    assert master.core.status(0) is ACCEPTED
+    assert master.counter("messages_rejected") == 0
 
 
 # -- §3.2.7: duplicate suppression ---------------------------------------------------------------

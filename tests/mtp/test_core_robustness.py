@@ -23,7 +23,6 @@ from hypothesis import strategies as st
 from coreapi.seqnum import to_wire
 from mtp.core import (
     AHEAD,
-    MAX_CACHE,
     MtpCore,
     Phase,
 )
@@ -32,7 +31,7 @@ from mtp.master import MAX_MEMBERS
 from mtp.messages import MAX_PACKETS_PER_MESSAGE
 from mtp.receiver import MAX_INCOMING, MAX_INCOMING_BYTES
 from mtp.sender import MAX_NAK_ENTRIES_OUT, MAX_RETX
-from mtp.vouching import MAX_HELD_NAKS
+from mtp.vouching import MAX_CACHE, MAX_HELD_NAKS
 from mtp.wire import (
     MAX_NAK_ENTRIES,
     STATUS_COUNT,
@@ -204,7 +203,8 @@ def bounds(core: MtpCore) -> dict[str, tuple[int, int]]:
         "one requester's held naks": (held, 4 * MAX_NAK_ENTRIES_OUT + MAX_NAK_ENTRIES),
         "_members_cache": (len(core._vouching.members_cache), MAX_CACHE),
         "_asked": (len(core.web.asked), MAX_CACHE),
-        "_seen": (len(core._seen), MAX_CACHE),
+        "reported": (len(core._link.reported), MAX_ADDRESSES),
+        "identities": (len(core._link.identities), MAX_ADDRESSES),
         "_banished": (len(core._vouching.banished), MAX_CACHE),
         "_retx": (len(core._sender.flight.retx), MAX_RETX),
         "_grants": (len(core.grants), STATUS_COUNT),

@@ -98,7 +98,8 @@ def test_s3_2_1_a_token_request_is_unicast_to_the_master_and_retried_every_heart
     node.send(b"stroke", 0.05)
     _beat(node, 0.85, 7)
     requests = node.named("token[request]")
-    assert [round(r.at, 6) for r in requests] == [0.05, 0.2, 0.4, 0.6, 0.8]
+    # Every heartbeat from the join at 0.01 (issue 17: the tick follows the web from there).
+    assert [round(r.at, 6) for r in requests] == [0.05, 0.21, 0.41, 0.61, 0.81]
     for sent in requests:
         h = sent.packet.header
         assert sent.dest == master_addr  # the address the master's join[confirm] came from
@@ -348,3 +349,33 @@ def test_s3_2_1_a_token_confirm_carries_the_webs_multicast_tsaps() -> None:
     assert confirm.packet.body == TsapList(
         (Tsap(IPv4Address("239.255.7.7"), 7123, master.core.web_id),)
     )
+
+
+def test_rfc1301_3_2_5_a_token_confirm_that_makes_the_member_rejoin_writes_nothing_after() -> None:
+    # A syncing member (its board is message 0) is granted message 1; the confirm's vector
+    # says the board was rejected, so the member abandons the web (TR §3.4, RFC 1301 §3.2.5).
+    # The confirm belonged to the web it left: nothing of it may reach the new membership,
+    # and no empty[cancel] may go out addressed to web 0.
+    node = Node(P1, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 0), 0.01)
+    assert node.core.phase.value == "syncing"
+    node.receive(token_confirm(MASTER, P1, 1, statuses={0: REJECTED}), 0.02)
+    assert node.protocol_events("rejoin")
+    assert node.core.phase.value == "joining"
+    assert node.core.web.next == 0 and not node.core.web.known
+    assert node.named("empty[cancel]") == []
+
+
+def test_rfc1301_3_2_1_the_first_token_request_retry_waits_the_webs_heartbeat() -> None:
+    # A lan member (its own heartbeat 50 ms) joins a web whose master runs 200 ms: its
+    # token[request] is retried a web heartbeat after it was sent, not at the member's own
+    # next 50 ms tick (§3.2.1: "at intervals approximately equal to the heartbeat").
+    node = Node(P1, {"profile": "lan", "role": "producer", "join_with_state": False})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P1, 7), 0.01)  # the confirm says 200 ms
+    assert node.core.parameters[0] == pytest.approx(0.2)
+    node.send(b"stroke", 0.02)  # before the member's own next tick (0.05)
+    _beat(node, 0.7, 7, step=0.05)
+    requests = [round(r.at, 6) for r in node.named("token[request]")]
+    assert requests == [0.02, 0.21, 0.41, 0.61]

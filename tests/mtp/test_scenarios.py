@@ -7,12 +7,13 @@ master closing the web (§3.3.2); and ``whiteboard sim --transport mtp`` (the CL
 from __future__ import annotations
 
 import json
+import random
 from collections.abc import Callable
 
 import pytest
 
 from mtp.core import MtpCore
-from mtp.wire import MessageStatus, PacketType
+from mtp.wire import MessageStatus, MtpPacket, PacketType
 from tests.mtp.core_harness import Recorder, core_of, mtp_session, run_until, start_all
 from tests.processes import run_whiteboard
 from whiteboard.board import Board, decode_op
@@ -455,3 +456,124 @@ def test_whiteboard_sim_with_mtp_prints_a_complete_converged_json_result() -> No
     assert result["delivered_min"] == result["delivered_max"] == 60, result
     assert result["duplicates_delivered"] == 0 and result["order_violations"] == 0, result
     assert result["failures"] == [] and result["left_cleanly"], result
+
+
+# -- rejoining as a new instantiation (RFC 1301 §3.1.1, §3.2.5; TR §3.4) ------------------------
+
+
+def test_rfc1301_3_1_1_a_member_rejoining_soon_after_its_join_gets_a_new_confirm_and_board() -> (
+    None
+):
+    """Issue 17 (seed 5177 of `whiteboard sim`): a member that abandoned the web within
+    retention heartbeats of its join asked again under the same connection id; the master took
+    the request for a retry of the first and sent the old join[confirm], whose message s was
+    long past. The member then delivered old messages again and out of order. Rejoining as a
+    new instantiation, with a new connection id (§3.1.1), it is confirmed at a new s, handed
+    the board, and delivers each stroke once, in order; the upper layer still knows it by
+    the same member id, and its old instantiation quits (§3.3.1)."""
+    session, recorder = mtp_session(3, seed=5177, params=LAN)
+    log = record_events(session)
+    start_all(session)
+    everyone = [0, 1, 2]
+    network = session.network
+    last = session.schedule_draws(30, 200.0, network.now + 0.05, everyone)
+    run_until(session, has_all(session, everyone, 30), last - network.now + 10.0)
+    rejoiner = core_of(session, 1)
+    old_id = rejoiner._link.member_id
+    (first_join,) = protocol_events(log, 1, "joined")
+    assert network.now - first_join.at < 20 * 0.05  # within retention heartbeats of the join
+    rejoiner.rejoin("a test makes this member abandon the web", network.now)
+    session.peers[1].station.driver._pump()  # type: ignore[union-attr]
+    run_until(session, lambda: rejoiner.phase.value == "ready", 10.0)
+
+    new_id = rejoiner._link.member_id
+    assert new_id not in (old_id, 0) and rejoiner.member_id == session.peers[1].member_id
+    first, second = protocol_events(log, 1, "joined")
+    assert second.fields["message"] > first.fields["message"], "the old join[confirm] again"
+    master = core_of(session, 0)
+    assert old_id not in master.members and new_id in master.members  # the old one quit
+    quits = [w for w in recorder.sent_by(1, "quit[request]") if w.packet.header.source == old_id]
+    assert len(quits) == 1
+
+    last = session.schedule_draws(30, 200.0, network.now + 0.05, everyone)
+    run_until(session, has_all(session, everyone, 60), last - network.now + 10.0)
+    assert_healthy(session, everyone, 60)
+    # The others deliver its strokes as the member's own id (the batch names it).
+    drawn = {decode_op(p).id for p in session.sent_by[1]}
+    for index in (0, 2):
+        board = session.peers[index].replica.board
+        assert all(op in board for op in drawn)
+        assert session.peers[index].members.get(new_id) != "active"
+
+
+@pytest.mark.parametrize("drawn_meanwhile", [0, 30])
+def test_tr3_4_a_message_accepted_while_its_producer_was_away_is_not_sent_again(
+    drawn_meanwhile: int,
+) -> None:
+    """Issue 17: a producer sent a message whole, lost every packet from the others (so never
+    heard it accepted), gave the master up after 3 s of silence (§3.2.5) and rejoined. It
+    used to send the message's strokes again, and every member delivered them twice. The
+    join[confirm] carries the verdicts on the 12 messages before s (§2.2.6), and the board
+    message the master's verdicts as far back as its repair cache (ours): an accepted one is
+    in the board handed over (TR §3.4), so it is not sent again, even when the others drew
+    more than 12 messages meanwhile (the partitions that heal of the issue's campaign)."""
+    session, recorder = mtp_session(3, seed=3, params=LAN)
+    start_all(session)
+    everyone = [0, 1, 2]
+    network = session.network
+    last = session.schedule_draws(9, 100.0, network.now + 0.05, everyone)
+    run_until(session, has_all(session, everyone, 9), last - network.now + 10.0)
+    sent_whole: list[bool] = []
+
+    def after_its_message(sender: int, receiver: int, packet: MtpPacket) -> bool:
+        if sender == 1 and packet.name == "data[eom]":
+            sent_whole.append(True)  # from now on it hears nothing
+        return receiver == 1 and bool(sent_whole)
+
+    cut = recorder.drop(after_its_message)
+    session.draw(1)
+    run_until(session, has_all(session, [0, 2], 10), 5.0)
+    session.schedule_draws(drawn_meanwhile, 20.0, network.now + 0.05, [0, 2])
+    run_until(session, lambda: core_of(session, 1).counters()["rejoins"] == 1, 10.0)
+    cut()
+    run_until(session, lambda: core_of(session, 1).phase.value == "ready", 10.0)
+    last = session.schedule_draws(6, 100.0, network.now + 0.05, everyone)
+    total = 16 + drawn_meanwhile
+    run_until(session, has_all(session, everyone, total), last - network.now + 10.0)
+    network.run(until=network.now + 2.0)
+    assert_healthy(session, everyone, total)
+    assert core_of(session, 1).counters()["messages_sent"] == 3 + 1 + 2
+
+
+@pytest.mark.parametrize("seed", [25, 26, 1009, 1044])
+def test_tr3_2_partitions_that_heal_deliver_every_stroke_once_in_one_order(seed: int) -> None:
+    """TR §3.2 (AB-1) across partitions that heal, the case of issue 17's campaign (79
+    duplicates and 31 out-of-order deliveries in 789 runs): a random side is cut off for
+    0.5-8 s while everyone draws, members rejoin, and then everyone draws again. Seeds 25, 26
+    and 1009 delivered a stroke twice before the board carried the master's verdicts."""
+    rng = random.Random(seed)
+    peers = rng.randint(3, 5)
+    impairment = Impairment(
+        loss=rng.choice([0, 0.02, 0.05, 0.1, 0.2]),
+        dup=rng.choice([0, 0.02]),
+        reorder=rng.choice([0, 0.05]),
+        delay_ms=1.0 + rng.random() * 3,
+        jitter_ms=rng.random() * 3,
+    )
+    session, _ = mtp_session(peers, seed, impairment, params=LAN)
+    start_all(session)
+    network = session.network
+    everyone = list(range(peers))
+    before = rng.randint(20, 80)
+    session.schedule_draws(before, rng.choice([50, 100, 200, 400]), network.now + 0.05, everyone)
+    cut_at = network.now + rng.uniform(0.05, before / 100)
+    side = rng.sample(range(peers), rng.randint(1, peers - 1))
+    length = rng.uniform(0.5, 8.0)
+    network.schedule(cut_at, lambda: network.partition([side]))
+    network.schedule(cut_at + length, network.heal)
+    after = rng.randint(10, 60)
+    session.schedule_draws(after, 100, cut_at + length + rng.uniform(0, 2), everyone)
+    total = before + after
+    run_until(session, has_all(session, everyone, total), cut_at + length + 60 - network.now)
+    network.run(until=network.now + 2.0)
+    assert_healthy(session, everyone, total)

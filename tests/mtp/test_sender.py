@@ -106,6 +106,39 @@ def test_a_short_message_is_followed_by_dallies() -> None:
     assert sent(tx._link) == []  # 1 data + 2 dallies = message_packets (3)
 
 
+def _dallies_of_a_one_packet_message(decided_after: int, **params: object) -> list[int]:
+    """A one-packet message sent at 0 under a web retention of 6, decided (accepted) after
+    ``decided_after`` heartbeats: the (m, k) packet numbers of the empty[dally]s that follow."""
+    tx, _ = sender(**params)
+    tx._link.retention = 6
+    tx.add(1.0, b"x")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    sent(tx._link)
+    dallies = []
+    for beat in range(1, 12):
+        if beat == decided_after:
+            tx.on_decided(0, MessageStatus.ACCEPTED, beat * HEARTBEAT - 0.01)
+        tx.pump(beat * HEARTBEAT)
+        for packet, _ in sent(tx._link):
+            if packet.modifier is EmptyModifier.DALLY:
+                dallies.append(packet.header.acceptance.packet_seq)
+    return dallies
+
+
+def test_rfc1301_3_2_3_a_message_is_padded_to_retention_packets_even_once_decided() -> None:
+    """§3.2.3: "a message must consist of at least retention packets. If the client data does
+    not require that many packets, empty[dally] packets must be appended": 1 data + 5 dallies
+    for a retention of 6, all of them though the master accepted the message after two."""
+    assert _dallies_of_a_one_packet_message(decided_after=2) == [1, 1, 1, 1, 1]
+
+
+def test_rfc1301_3_2_3_message_packets_keeps_the_cheaper_padding_on_request() -> None:
+    """``message_packets`` N (not 0): N packets, and no dally once the message is decided."""
+    assert _dallies_of_a_one_packet_message(decided_after=20, message_packets=3) == [1, 1]
+    assert _dallies_of_a_one_packet_message(decided_after=2, message_packets=3) == [1]
+
+
 def test_naks_for_our_packets_are_served_and_others_denied() -> None:
     tx, _ = sender()
     tx._link.remember(P2, addr_of(P2))
@@ -144,7 +177,32 @@ def test_abandoning_the_web_requeues_what_is_undecided_and_starts_a_new_flight()
     old = tx.flight
     tx.abandon()
     assert tx.flight is not old and tx.flight == Flight()
-    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")]
+    # Message 0 went out whole: its verdict is in doubt until we are back (issue 17).
+    assert list(tx.queue) == [(2.0, b"b")] and tx.in_doubt == (0, [(1.0, b"a")])
+    tx.settle_doubt()  # back, its verdict unknown (too old): sent again, first
+    assert list(tx.queue) == [(1.0, b"a"), (2.0, b"b")] and tx.in_doubt is None
+
+
+def test_tr3_4_a_message_in_doubt_found_accepted_on_return_is_not_sent_again() -> None:
+    tx, _ = sender()
+    tx.add(1.0, b"a")
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    tx.abandon()
+    tx._link.web.book.decide(0, MessageStatus.ACCEPTED)  # learned from the join[confirm]
+    tx.settle_doubt()
+    assert list(tx.queue) == [] and tx.in_doubt is None
+
+
+def test_abandoning_a_message_half_sent_puts_it_back_at_once() -> None:
+    tx, _ = sender()
+    tx._link.window = 1  # one packet per heartbeat: the message stays half sent
+    tx.add(1.0, bytes(3000))
+    tx.want_token(0.0)
+    tx.on_token_confirm(0, 0.0)
+    assert tx.flight.sending  # not whole: it cannot have been accepted
+    tx.abandon()
+    assert list(tx.queue) == [(1.0, bytes(3000))] and tx.in_doubt is None
 
 
 def test_expired_messages_are_forgotten_after_retention_heartbeats() -> None:
@@ -158,3 +216,20 @@ def test_expired_messages_are_forgotten_after_retention_heartbeats() -> None:
     assert 0 in tx.flight.own  # §3.2.2: kept for retention heartbeats
     tx.expire_own(1.0 + 3 * HEARTBEAT + 0.01)
     assert 0 not in tx.flight.own
+
+
+def test_tr3_4_the_boards_verdicts_settle_a_message_in_doubt_older_than_the_vector() -> None:
+    from mtp.framing import decode_state, decode_verdicts, encode_state
+
+    # The board for message 40 says: 39 accepted, 38 rejected, ... back to 20.
+    verdicts = [n % 2 == 1 for n in range(39, 19, -1)]
+    body = encode_state(40, b"board", verdicts)
+    assert decode_state(body) == (40, b"board") and list(decode_verdicts(body)) == verdicts
+    for doubt, requeued in ((21, False), (22, True), (5, True)):
+        tx, _ = sender()
+        tx.in_doubt = (doubt, [(1.0, b"a")])
+        tx.board_verdicts(40, body)
+        if doubt >= 20:  # within the verdicts: settled now
+            assert tx.in_doubt is None and list(tx.queue) == ([(1.0, b"a")] if requeued else [])
+        else:  # older: still in doubt (settle_doubt decides once ready)
+            assert tx.in_doubt == (5, [(1.0, b"a")]) and list(tx.queue) == []
