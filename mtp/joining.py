@@ -80,6 +80,10 @@ class JoiningHost(Protocol):
 
     def abort(self, reason: str) -> None: ...
 
+    def web_answers(self, reason: str, now: float) -> None:
+        """While probing, a web answered: stand down (or, as a successor, join it)."""
+        ...
+
     def finish(self) -> None: ...
 
     def joined(self, now: float) -> None:
@@ -100,6 +104,10 @@ class Joining:
     def restart(self) -> None:
         """A rejoin (§3.2.5) asks again, counting from one."""
         self.tries = 0
+
+    def restart_probes(self) -> None:
+        """A successor taking over probes as a new master does (§3.1)."""
+        self._probes = 0
 
     def probe(self) -> bool:
         """§3.1: before founding a web, a master asks whether one already answers on this
@@ -134,9 +142,10 @@ class Joining:
                 if header.modifier is JoinModifier.DENY
                 else "it admitted this master as a member"
             )
-            self._host.abort(
+            self._host.web_answers(
                 f"an mtp web already answers on {link.p.group} (master {header.source:#x}): "
-                f"{reason}. Not founding a second web there."
+                f"{reason}. Not founding a second web there.",
+                now,
             )
             return
         if phase is not Phase.JOINING:

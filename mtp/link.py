@@ -118,6 +118,15 @@ class Link:
         # carrying one of them is a member that has not heard of a change, not a suggestion.
         self.values_run: deque[tuple[int, int, int]] = deque([self.wire_parameters()], maxlen=16)
 
+    def set_master(self, master: bool) -> None:
+        """A member taking over as master, or a master yielding (failover, mtp/failover.py):
+        the class it asks to join with changes with it."""
+        self.is_master = master
+        if master:
+            self.member_class = MemberClass.MASTER
+        else:
+            self.member_class = _CLASSES["consumer" if self.p.role == "consumer" else "producer"]
+
     # -- the address book ----------------------------------------------------------------
 
     def remember(self, source: int, addr: Address) -> None:

@@ -106,17 +106,45 @@ class Sender:
             deadlines.append(self._next_dally_at)
         return deadlines
 
-    def abandon(self) -> None:
+    @property
+    def master(self) -> MasterRole | None:
+        return self._master
+
+    @master.setter
+    def master(self, master: MasterRole | None) -> None:
+        """A member taking over as master, or a master yielding (failover, docs/mtp.md)."""
+        self._master = master
+
+    def abandon(self, web_ends: bool = False) -> list[OutMessage]:
         """The web is abandoned (§3.2.5): payloads not yet accepted go back to the queue, in
-        order, to be sent once we are back; the rest of the flight is dropped whole."""
+        order, to be sent once we are back; the rest of the flight is dropped whole.
+
+        ``web_ends`` (its master is gone: failover, mtp/failover.py): our messages that have a
+        number and that we have not delivered yet are returned instead, to be delivered here
+        at their numbers. Whatever their fate, no other message can hold those numbers: if the
+        master accepted one, members that delivered it hold it under the same key, and the new
+        web's board or our hand-on brings it to the rest (whiteboard/carry.py); if not, it
+        stands as ours. Sending them again under new numbers could file the same op under two
+        keys on two boards."""
         flight = self.flight
+        next_deliver = self._link.web.next_deliver
+        ended: list[OutMessage] = []
         for message in reversed(flight.sending):
-            self.queue.extendleft(reversed(message.records))
-        for message in list(flight.own.values()):
-            if message.decided_at is None and message not in flight.sending:
+            if web_ends and message.number >= next_deliver:
+                ended.append(message)
+            else:
+                self.queue.extendleft(reversed(message.records))
+        for number in sorted(flight.own, reverse=True):
+            message = flight.own[number]
+            if message in flight.sending or not message.records:
+                continue
+            if web_ends and number >= next_deliver:
+                ended.append(message)
+            elif message.decided_at is None:
                 # Its fate is unknown to us: sent again; the board ignores an op it has.
                 self.queue.extendleft(reversed(message.records))
         self.flight = Flight()
+        return sorted(ended, key=lambda m: m.number)
 
     def stop(self) -> None:
         """The member is finished: nothing more goes out."""
