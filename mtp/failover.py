@@ -38,6 +38,12 @@ from mtp.wire import (
 
 MAX_SUCCESSORS = 8  # named in each succession packet: eight members would all have to die
 SUCCESSION_EVERY = 10  # master heartbeats between succession packets (sooner on a change)
+SUCCESSION_REPEATS = 3  # succession packets on the heartbeats right after a change
+# A member the master never named (it joined just before the master died, or lost every
+# succession packet) still takes its turn, after every named one: turn len(order) + 1 + its
+# connection id modulo this. Two that pick the same turn found two webs, which then meet
+# and merge (dissolve_into): slower, but the board never stays without a master.
+UNNAMED_TURNS = 4
 # A new web's first number lies this far past the highest the member heard of the old one:
 # beyond any message a survivor can have delivered (tokens granted by unicast run up to 12
 # ahead of what a member heard, and data up to 24, core.AHEAD).
@@ -85,7 +91,7 @@ class Failover:
 
     def plan(self, now: float, master_gone: bool) -> float | None:
         """We leave ``link.web``: when we take over if no web answers our join requests
-        (None: we never do). With the master gone, successor k's turn comes after k gaps;
+        (None: failover is off). With the master gone, successor k's turn comes after k gaps;
         after an ordinary rejoin (the master alive, §3.2.5, §3.2.8) only once the master
         has also been silent for the silence limit, lest a successor rejoin alone."""
         if not self.enabled or self.takeover_at is not None:
@@ -96,9 +102,9 @@ class Failover:
         self.gone = web.master_id if master_gone else 0
         self.resume_from = max(self.resume_from, web.next + RESUME_MARGIN)
         rank = self.rank()
+        if rank is None:  # not named: after every named successor (UNNAMED_TURNS)
+            rank = len(self.order) + 1 + self._link.member_id % UNNAMED_TURNS
         self.order, self.order_web = (), 0
-        if rank is None:
-            return None
         wait = 0.0 if master_gone else self._link.p.silence_limit
         self.takeover_at = now + wait + rank * self._link.p.takeover_gap
         return self.takeover_at
