@@ -72,11 +72,18 @@ class NakModifier(IntEnum):
 
 class EmptyModifier(IntEnum):
     """RFC 1301 §2.2.2, §3.2.3: dally(0) keeps synchronisation without data; cancel(1) gives
-    an unneeded token back; hibernate(2) is the idle master's slow keep-alive."""
+    an unneeded token back; hibernate(2) is the idle master's slow keep-alive.
+
+    Two extensions for master failover (docs/mtp.md): succession(3), the master's heartbeat
+    that also names, in a TSAP list, the members that take over if it dies, in order; and
+    dissolve(4), a master yielding to another web met on the same group (a partition healed):
+    its data part is that web's multicast TSAP, and its members join that web at once."""
 
     DALLY = 0
     CANCEL = 1
     HIBERNATE = 2
+    SUCCESSION = 3
+    DISSOLVE = 4
 
 
 class JoinModifier(IntEnum):

@@ -16,6 +16,7 @@ import random
 from collections.abc import Mapping
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
+from mtp.failover import Failover
 from mtp.framing import (
     STATE_SUBCHANNEL,
     FramingError,
@@ -50,6 +51,7 @@ from mtp.wire import (
     QuitModifier,
     TokenModifier,
     Tsap,
+    TsapList,
     decode,
 )
 
@@ -84,6 +86,7 @@ class MtpCore:
         self._receiver = Receiver(self._link, self)  # §3.2.4-§3.2.6: one per membership
         self._joining = Joining(self._link, self)  # §3.1
         self._vouching = Vouching(self._link, self._sender.serve_nak)  # §3.2.8, §3.4.3
+        self._failover = Failover(self._link)  # extension: a successor re-forms the web
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -300,6 +303,9 @@ class MtpCore:
                 self._found_web(now)
             return
         if phase is Phase.JOINING:
+            if self._failover.due(now):
+                self._take_over(now)  # no earlier successor's web answered us
+                return
             self._joining.send_request()
             return
         if self._master is not None:
@@ -328,11 +334,11 @@ class MtpCore:
                     )
                 self.finish()
                 return
-            self.rejoin(
-                f"no word from the mtp master for {seconds:.1f} s (more than retention "
-                "heartbeats, RFC 1301 §3.2.5): rejoining the web",
-                now,
-            )
+            silence = f"no word from the mtp master for {seconds:.1f} s (RFC 1301 §3.2.5)"
+            if self._failover.enabled:
+                self._fail_over(f"{silence}: the board goes on under a new master", now)
+            else:
+                self.rejoin(f"{silence}: rejoining the web", now)
             return
         if self._sender.flight.token_wanted_at is not None:
             self._sender.send_token_request(now)  # §3.2.1: retried every heartbeat
@@ -348,6 +354,9 @@ class MtpCore:
             return
         if self._phase in (Phase.PROBING, Phase.JOINING):
             return  # not in a web yet: nothing else is for us
+        if self._master is not None and self._failover.is_other_master(header):
+            self._meet_master(header, now)
+            return
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
             kind is PacketType.QUIT and header.destination == self.web.id
         )
@@ -456,6 +465,17 @@ class MtpCore:
         number = self.web.number(record.message_seq)
         source = header.source
         if source == self.web.master_id and self._master is None:
+            if header.modifier is EmptyModifier.DISSOLVE:
+                self._fail_over(
+                    "the mtp master met another web on this group (a partition healed?) and "
+                    "merged this board into it: joining that web",
+                    now,
+                    successor=False,
+                )
+                return
+            if header.modifier is EmptyModifier.SUCCESSION:
+                assert isinstance(packet.body, TsapList)
+                self._failover.heard(self.web.id, packet.body)
             # The master's heartbeat: the next message number it will grant, its statuses.
             if not self._in_range(number, source, now):
                 return
@@ -613,9 +633,14 @@ class MtpCore:
         web_id = self._rng.randrange(1, 2**32)
         while web_id == self._link.member_id:
             web_id = self._rng.randrange(1, 2**32)
-        self.web = Web(web_id, self._link.member_id)
+        first = self._failover.resume_from if self._failover.taking_over else 0
+        self.web = Web(web_id, self._link.member_id, next=first, next_deliver=first)
+        for number in range(first - STATUS_COUNT, first):
+            # A successor's web goes on past the old one's numbers: none of those is its own.
+            self.web.book.decide(number, MessageStatus.REJECTED)
+        self._failover.settled()
         self._enter(Phase.READY)
-        self._upper.protocol_event("web_founded", {"web": self.web.id})
+        self._upper.protocol_event("web_founded", {"web": self.web.id, "first": first})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
         self._sender.want_token(now)
@@ -627,9 +652,10 @@ class MtpCore:
         if header.modifier is JoinModifier.REQUEST:
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
                 if header.source < self._link.member_id:
-                    self.abort(
+                    self.web_answers(
                         f"another mtp master ({header.source:#x}) is starting a web on "
                         f"{self._p.group} at the same time; this one stands down",
+                        now,
                     )
                 return
             if self._master is not None and self._phase in (
@@ -642,6 +668,8 @@ class MtpCore:
         if header.destination != self._link.member_id:
             self._link.counters["foreign_dropped"] += 1
             return
+        if header.source == self._failover.gone:
+            return  # the master we gave up (a late answer, or it is closing its web)
         self._joining.on_answer(header, body, addr, now)
 
     # -- quit, banishment, isMember (§3.2.8, §3.3, §3.4.3) -----------------------------------
@@ -670,6 +698,12 @@ class MtpCore:
             master = self.web.master_id  # (_learn may abandon this web: it still left us)
             self._learn(header, self.web.number(header.acceptance.message_seq), now)
             self._link.send(confirm, addr)
+            if self._failover.enabled and self._phase in (Phase.READY, Phase.SYNCING):
+                # Extension: the host left; the board goes on under its successor.
+                self._fail_over("the mtp master left the web: the board goes on", now)
+                return
+            if self._failover.enabled and self._phase is Phase.JOINING:
+                return  # what the quit told us made us rejoin already: that plan stands
             self._upper.member_changed(master, MemberState.LEFT)
             unsent = self._sender.unsent()
             note = f"; {unsent} payloads were not sent" if unsent else ""
@@ -740,13 +774,24 @@ class MtpCore:
             )
             self._link.send(request, self.web.master_addr)
 
-    def rejoin(self, reason: str, now: float) -> None:
+    def rejoin(
+        self, reason: str, now: float, web_ends: bool = False, master_gone: bool = False
+    ) -> float | None:
         """Abandon the web (§3.2.5) and join it again, board and all (TR §3.4). Payloads not
-        yet accepted are kept and sent once we are back."""
+        yet accepted are kept and sent once we are back. Returns when we take over as master
+        if no web answers (failover, mtp/failover.py), or None.
+
+        ``web_ends``: the web itself is over (its master died, left, or merged it into another
+        web): our numbered messages not yet delivered are delivered here, at their numbers
+        (``Sender.abandon``). ``master_gone``: successors take their turns at once."""
         self._upper.failure(reason)
         self._link.counters["rejoins"] += 1
         self._upper.protocol_event("rejoin", {"reason": reason[:120]})
-        self._sender.abandon()
+        takeover = self._failover.plan(now, master_gone)
+        # With failover the master we leave may be dead however we came to leave it (its
+        # last repairs failed, say): no board of its will bring our accepted messages.
+        for message in self._sender.abandon(web_ends, keep_accepted=self._failover.enabled):
+            self._failover.deliver_own(message)
         self._receiver = Receiver(self._link, self)
         old, self.web = self.web, Web()  # the old membership is gone whole (§3.2.5)
         self._joining.restart(old)  # as a new instantiation (§3.1.1)
@@ -754,11 +799,70 @@ class MtpCore:
         self._upper.member_changed(self.member_id, MemberState.JOINING)
         self._tick_at = now
         self._joining.send_request()
+        return takeover
+
+    # -- master failover (extension, mtp/failover.py) ---------------------------------------
+
+    def _fail_over(self, reason: str, now: float, successor: bool = True) -> None:
+        """The master is gone (silent beyond §3.2.5's limit, left, or merged its web into
+        another): leave its web, and either take over (the first successor it named), plan
+        to if no earlier successor answers, or join whichever web answers."""
+        master = self.web.master_id
+        takeover = self.rejoin(reason, now, web_ends=True, master_gone=successor)
+        self._link.report_left(self._link.identity_of(master))
+        self._upper.protocol_event(
+            "master_lost",
+            {"master": master, "takeover_in_s": -1.0 if takeover is None else takeover - now},
+        )
+        if takeover is not None and takeover <= now:
+            self._take_over(now)
+
+    def _take_over(self, now: float) -> None:
+        """Become the master (the successor's turn): probe as a master does (§3.1), then
+        found a web that continues the old one's numbering."""
+        self._failover.takeover_at = None
+        self._failover.taking_over = True
+        self._set_master(MasterRole(self._link, self))
+        self._joining.restart_probes()
+        self._upper.protocol_event("taking_over", {"first": self._failover.resume_from})
+        self._enter(Phase.PROBING)
+        self._tick_at = now
+
+    def web_answers(self, reason: str, now: float) -> None:
+        """While probing, a web (or another would-be master) answered: a successor joins it;
+        a master started as one stands down (§3.1)."""
+        if not self._failover.taking_over:
+            self.abort(reason)
+            return
+        self._failover.settled()
+        self._set_master(None)
+        self._upper.protocol_event("standing_down", {"reason": reason[:120]})
+        self._joining.restart()
+        self._enter(Phase.JOINING)
+        self._tick_at = now
+
+    def _set_master(self, role: MasterRole | None) -> None:
+        self._master = role
+        self._sender.master = role
+        self._link.set_master(role is not None)
+
+    def _meet_master(self, header: MtpHeader, now: float) -> None:
+        """Another master on our group: we stay, or dissolve our web into its."""
+        if self._phase is not Phase.READY or not self._failover.dissolve_into(header):
+            return
+        self._set_master(None)
+        self.rejoin(
+            f"another mtp web ({header.destination:#x}) runs on {self._p.group}: this "
+            "board joins it, and what was drawn on both sides is kept",
+            now,
+            web_ends=True,
+        )
 
     def joined(self, now: float) -> None:
         # The tick (token[request] retries, §3.2.1) runs on the web's heartbeat from now, not
         # on the one this member ran while it asked to join (issue 17).
         self._tick_at = now + self._link.heartbeat
+        self._failover.settled()
         if self._p.join_with_state:
             self._enter(Phase.SYNCING)  # TR §3.4: the board comes first, as message s
             self.deliver(now)

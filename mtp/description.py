@@ -77,6 +77,16 @@ _NOTES: dict[str, ParamNote] = {
     "state_timeout": _N(
         "How long the master waits for the application's board", 0.001, 3600.0, unit="s"
     ),
+    "failover": _N(
+        "When the master dies, a successor it named re-forms the web (extension; "
+        "false: the web ends, as RFC 1301 §3.2.5)"
+    ),
+    "takeover_gap": _N(
+        "Seconds each later successor waits for an earlier one's web before taking over",
+        0.001,
+        3600.0,
+        unit="s",
+    ),
 }
 
 DESCRIPTION = TransportDescription(
@@ -97,7 +107,7 @@ DESCRIPTION = TransportDescription(
             "Host",
             sends=True,
             hosts=True,
-            help="runs the board (one per group); it ends for everyone when the host leaves",
+            help="runs the board (one per group); if it dies, a participant takes over",
         ),
         Role("producer", "producer", "Participant", sends=True, help="draws"),
         Role("consumer", "viewer", "Viewer", sends=False, help="watches"),  # RFC 1301 §3.1.1

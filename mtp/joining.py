@@ -82,6 +82,10 @@ class JoiningHost(Protocol):
 
     def abort(self, reason: str) -> None: ...
 
+    def web_answers(self, reason: str, now: float) -> None:
+        """While probing, a web answered: stand down (or, as a successor, join it)."""
+        ...
+
     def finish(self) -> None: ...
 
     def joined(self, now: float) -> None:
@@ -122,6 +126,10 @@ class Joining:
             link.send(quit_request, old.master_addr)
         link.new_connection_id(avoid=old.id)
 
+    def restart_probes(self) -> None:
+        """A successor taking over probes as a new master does (§3.1)."""
+        self._probes = 0
+
     def probe(self) -> bool:
         """§3.1: before founding a web, a master asks whether one already answers on this
         NSAP; True once it has asked probe_count times (it then founds one)."""
@@ -157,9 +165,10 @@ class Joining:
                 if header.modifier is JoinModifier.DENY
                 else "it admitted this master as a member"
             )
-            self._host.abort(
+            self._host.web_answers(
                 f"an mtp web already answers on {link.p.group} (master {header.source:#x}): "
-                f"{reason}. Not founding a second web there."
+                f"{reason}. Not founding a second web there.",
+                now,
             )
             return
         if phase is not Phase.JOINING:

@@ -164,6 +164,15 @@ class Link:
         if connection_id in self.reported:
             self.report_left(connection_id)  # reported at its join, before we knew
 
+    def set_master(self, master: bool) -> None:
+        """A member taking over as master, or a master yielding (failover, mtp/failover.py):
+        the class it asks to join with changes with it."""
+        self.is_master = master
+        if master:
+            self.member_class = MemberClass.MASTER
+        else:
+            self.member_class = _CLASSES["consumer" if self.p.role == "consumer" else "producer"]
+
     # -- the address book ----------------------------------------------------------------
 
     def remember(self, source: int, addr: Address) -> None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Protocol
 
 from coreapi import Address
+from mtp.failover import SUCCESSION_EVERY, SUCCESSION_REPEATS, successors
 from mtp.framing import STATE_SUBCHANNEL, encode_state, split
 from mtp.link import TRANSPORT_TYPES, Link, Phase
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
@@ -86,6 +87,9 @@ class MasterRole:
         self.quit_tries = 0
         self._quiet_rounds = 0
         self._decided_at: dict[int, float] = {}
+        self._succession_sent: tuple[int, ...] = ()
+        self._beats_since_succession = 0
+        self._succession_repeats = 0
 
     def tick_period(self) -> float:
         return self._link.p.hibernate_heartbeat if self.hibernating else self._link.heartbeat
@@ -104,7 +108,36 @@ class MasterRole:
             self._link.counters["hibernations"] += 1
             self._link.upper.protocol_event("hibernate", {"heartbeat_ms": self._hibernate_ms()})
         # §2.2.7: at least one packet from the master every heartbeat.
-        self.send_empty(EmptyModifier.HIBERNATE if self.hibernating else EmptyModifier.DALLY, now)
+        if self.hibernating:
+            self.send_empty(EmptyModifier.HIBERNATE, now)
+        elif not self._send_succession():
+            self.send_empty(EmptyModifier.DALLY, now)
+
+    def _send_succession(self) -> bool:
+        """Extension (mtp/failover.py): the heartbeat names the members that take over if we
+        die: on each of the SUCCESSION_REPEATS heartbeats after the list changes (one lost
+        packet must not leave a member without it), then every SUCCESSION_EVERY. False if
+        it is not due (or there is no one to name)."""
+        link = self._link
+        self._beats_since_succession += 1
+        if not link.p.failover or link.web.id == 0:
+            return False
+        order = successors(link.web.members, link.member_id)
+        if order != self._succession_sent:
+            self._succession_sent = order
+            self._succession_repeats = SUCCESSION_REPEATS
+        if not order or (
+            self._succession_repeats == 0 and self._beats_since_succession < SUCCESSION_EVERY
+        ):
+            return False
+        self._succession_repeats = max(0, self._succession_repeats - 1)
+        self._beats_since_succession = 0
+        self.announce = False
+        tsaps = TsapList(tuple(link.tsap(ident, None) for ident in order))
+        link.send(
+            link.control(PacketType.EMPTY, EmptyModifier.SUCCESSION, link.web.id, tsaps), None
+        )
+        return True
 
     def _hibernate_ms(self) -> int:
         return round(self._link.p.hibernate_heartbeat * 1000)

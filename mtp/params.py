@@ -61,6 +61,13 @@ class MtpParams:
     member_cache_age: float = 30.0  # §3.4.3: how long an isMember answer is believed
     repair_cache: int = 64  # extension: accepted messages the master keeps to repair
     state_timeout: float = 30.0  # how long the master waits for the application's board
+    # Extension (docs/mtp.md, "Master failover"): when the master falls silent (§3.2.5) the
+    # web goes on under the first live successor the master named, instead of ending as in
+    # RFC 1301. ``failover=false`` keeps the RFC's behaviour (conformance runs). Successor k
+    # (from 0) takes over ``k * takeover_gap`` seconds after it gave the master up, if no
+    # earlier successor's web has answered its join requests by then.
+    failover: bool = True
+    takeover_gap: float = 2.0
     group: str = "224.0.1.9:7000"  # the web's multicast NSAP, for the TSAPs we send (§2.3.2)
 
     def __post_init__(self) -> None:
@@ -165,7 +172,7 @@ LAN = MtpParams(
 )
 
 PROFILES = {"seed": SEED, "lan": LAN}
-_BOOL_FIELDS = {"nak_dally", "join_with_state"}
+_BOOL_FIELDS = {"nak_dally", "join_with_state", "failover"}
 _STR_FIELDS = {"role", "transport_type", "group"}
 _INT_FIELDS = {
     "window",

@@ -118,21 +118,51 @@ class Sender:
             deadlines.append(self._next_dally_at)
         return deadlines
 
-    def abandon(self) -> None:
+    @property
+    def master(self) -> MasterRole | None:
+        return self._master
+
+    @master.setter
+    def master(self, master: MasterRole | None) -> None:
+        """A member taking over as master, or a master yielding (failover, docs/mtp.md)."""
+        self._master = master
+
+    def abandon(self, web_ends: bool = False, keep_accepted: bool = False) -> list[OutMessage]:
         """The web is abandoned (§3.2.5): payloads not yet accepted go back to the queue, in
         order, to be sent once we are back; the rest of the flight is dropped whole.
 
         A message we sent whole may have been accepted without our knowing: it is kept
         aside (``in_doubt``) until we are back and may know its verdict (``settle_doubt``).
-        Sending it again blindly delivered its payloads twice everywhere (issue 17)."""
+        Sending it again blindly delivered its payloads twice everywhere (issue 17).
+
+        Returned, to be delivered here at their numbers, are messages of ours we have not
+        delivered yet: with ``web_ends`` (the web is over: its master died, left or merged it,
+        mtp/failover.py) every numbered one, whatever its fate; with ``keep_accepted`` (with
+        failover the master we leave may be dead) the accepted ones. No other message can
+        hold those numbers: if the master accepted one, members that delivered it hold it
+        under the same key, and the new web's board or our hand-on brings it to the rest
+        (whiteboard/carry.py); if not, it stands as ours. Sending them again under new
+        numbers could file the same op under two keys on two boards."""
         flight = self.flight
+        next_deliver = self._link.web.next_deliver
+        ended: list[OutMessage] = []
         for message in reversed(flight.sending):
-            self.queue.extendleft(reversed(message.records))
-        for message in list(flight.own.values()):
-            if message.decided_at is None and message not in flight.sending and message.records:
+            if web_ends and message.number >= next_deliver:
+                ended.append(message)
+            else:
+                self.queue.extendleft(reversed(message.records))
+        for number in sorted(flight.own, reverse=True):
+            message = flight.own[number]
+            if message in flight.sending or not message.records or number < next_deliver:
+                continue
+            accepted = message.decided_at is not None  # (a rejected one left ``own``)
+            if web_ends or (keep_accepted and accepted):
+                ended.append(message)
+            elif not accepted:
                 # One message of ours is undecided at a time (``want_token``).
                 self.in_doubt = (message.number, message.records)
         self.flight = Flight()
+        return sorted(ended, key=lambda m: m.number)
 
     def board_verdicts(self, number: int, body: bytes) -> None:
         """The board (message ``number``, TR §3.4) carries the master's verdicts on the

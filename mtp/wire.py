@@ -359,6 +359,10 @@ def body_class(packet_type: PacketType, modifier: Modifier) -> type | None:
             return TsapList if modifier is TokenModifier.CONFIRM else None  # §3.2.1
         case PacketType.IS_MEMBER:
             return MemberConfirm if modifier is IsMemberModifier.CONFIRM else Tsap  # §3.4.3
+        case PacketType.EMPTY if modifier is EmptyModifier.SUCCESSION:
+            return TsapList  # extension: the master's successors, in order (docs/mtp.md)
+        case PacketType.EMPTY if modifier is EmptyModifier.DISSOLVE:
+            return Tsap  # extension: the web this one yields to (docs/mtp.md)
     return None  # PacketType.EMPTY: §3.2.3, a pure control packet
 
 

@@ -21,6 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("whiteboard", "coreapi"),  # the version; the contract between cores and whiteboard
     ("whiteboard.board",),  # ops, the board model, its codec and file format
     ("whiteboard.presence",),  # who is drawing where (not ops)
+    ("whiteboard.carry",),  # ops handed on to a board that lacks them
     ("whiteboard.transport",),  # the interface, the driver, the registry, the raw reference
     ("rmp", "mtp"),  # the protocol cores
     ("whiteboard.replica", "whiteboard.net"),  # a board fed by a transport; real sockets

@@ -158,6 +158,12 @@ class Presence:
 def is_presence(payload: bytes) -> bool:
     """Cheap test on the first bytes: a msgpack array whose first item is the magic string.
     (An op's first item is an int, so no op passes.)"""
+    return is_tagged(payload, MAGIC)
+
+
+def is_tagged(payload: bytes, magic: str) -> bool:
+    """Whether ``payload`` is a msgpack array whose first item is the string ``magic`` (of at
+    most 31 characters): how the payloads that are not ops announce themselves."""
     head = payload[:16]
     if not head:
         return False
@@ -168,7 +174,7 @@ def is_presence(payload: bytes) -> bool:
         start = 3
     else:
         return False
-    tag = bytes([0xA0 | len(MAGIC)]) + MAGIC.encode()
+    tag = bytes([0xA0 | len(magic)]) + magic.encode()
     return head[start : start + len(tag)] == tag
 
 

@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from whiteboard.board import Board, Change, OpDecodeError, SnapshotError, decode_op
+from whiteboard.board import Board, Change, Op, OpDecodeError, OrderKey, SnapshotError, decode_op
+from whiteboard.carry import CarryDecodeError, decode_carried, encode_carried, is_carried
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -23,9 +24,12 @@ MAX_PRESENCES = 4096  # members whose presence is remembered
 
 
 class BoardStateSink(Protocol):
-    """The part of a transport a replica answers board-state requests through."""
+    """The part of a transport a replica answers board-state requests through, and hands on
+    what a board given to it lacks (whiteboard/carry.py)."""
 
     def provide_board_state(self, request: int, state: bytes) -> None: ...
+
+    def send(self, payload: bytes) -> None: ...
 
 
 @dataclass
@@ -37,6 +41,10 @@ class ReplicaStats:
     rejected: int = 0  # payloads that are not valid ops, or claim another author
     rejected_states: int = 0  # board states from other members that could not be loaded
     presences: int = 0  # presence payloads taken (whiteboard/presence.py): not ops
+    carried_sent: int = 0  # our ops a board given to us lacked, handed on (whiteboard/carry.py)
+    carried_applied: int = 0  # ops others handed on that we lacked
+    carried_known: int = 0  # ops others handed on that we had already
+    carry_failures: int = 0  # ops we could not hand on (the transport refused them)
     delivered_by_origin: Counter[int] = field(default_factory=Counter)
 
 
@@ -61,17 +69,33 @@ class Replica:
             transport.provide_board_state(event.request, self.snapshot())
         elif isinstance(event, BoardStateReceived):
             try:
-                self.load_state(event.state)
+                lacking = self.load_state(event.state)
             except SnapshotError as exc:
                 self.stats.rejected_states += 1
                 self.last_rejection = f"the board sent by another member was unusable: {exc}"
+                return None
+            self._hand_on(lacking, transport)
         return None
+
+    def _hand_on(self, lacking: list[tuple[OrderKey, Op]], transport: BoardStateSink) -> None:
+        """Send again, carried, every op of ours the given board lacked (whiteboard/carry.py),
+        so the members who gave it, and everyone else, get it too."""
+        for key, op in lacking:
+            try:
+                transport.send(encode_carried(key, op))
+            except (RuntimeError, ValueError) as exc:
+                self.stats.carry_failures += 1
+                self.last_rejection = f"op {op.id} could not be handed on: {exc}"
+            else:
+                self.stats.carried_sent += 1
 
     def apply_delivered(self, event: Delivered) -> Change | Presence | None:
         """Apply one delivered payload; return what changed (or the presence it was), or None
         if it was refused."""
         if is_presence(event.payload):
             return self._take_presence(event)
+        if is_carried(event.payload):
+            return self._take_carried(event)
         try:
             op = decode_op(event.payload)
         except OpDecodeError as exc:
@@ -98,6 +122,23 @@ class Replica:
                 self.stats.late_inserts += 1
         return change
 
+    def _take_carried(self, event: Delivered) -> Change | None:
+        """An op another member handed on, with the order key it was first delivered with:
+        filed there, so every replica files it alike."""
+        try:
+            carried = decode_carried(event.payload)
+        except CarryDecodeError as exc:
+            self.stats.rejected += 1
+            self.last_rejection = f"from member {event.origin:08x}: {exc}"
+            return None
+        change = self.board.apply(carried.order_key, carried.op)
+        if change.duplicate:
+            self.stats.carried_known += 1
+        else:
+            self.stats.ops_applied += 1
+            self.stats.carried_applied += 1
+        return change
+
     def _take_presence(self, event: Delivered) -> Presence | None:
         try:
             presence = decode_presence(event.payload)
@@ -111,11 +152,15 @@ class Replica:
         self.stats.presences += 1
         return presence
 
-    def load_state(self, state: bytes) -> None:
-        """Adopt a board given by another member, keeping any op we already had that it lacks.
+    def load_state(self, state: bytes) -> list[tuple[OrderKey, Op]]:
+        """Adopt a board given by another member, keeping any op we already had that it lacks;
+        returns those ops (with their keys), for the others to be given them too.
 
         Raises :class:`SnapshotError` with a readable message for a bad snapshot."""
-        self.board = adopted(Board.from_snapshot(state), self.board)
+        incoming = Board.from_snapshot(state)
+        lacking = [(key, op) for key, op in self.board.log() if op.id not in incoming]
+        self.board = adopted(incoming, self.board)
+        return lacking
 
     def snapshot(self) -> bytes:
         return self.board.snapshot()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from ipaddress import IPv4Address
 
 from coreapi.seqnum import to_wire
 from mtp import make_core
@@ -149,8 +150,6 @@ def token_confirm(
     web: int = WEB,
     statuses: Mapping[int, MessageStatus] | None = None,
 ) -> MtpPacket:
-    from ipaddress import IPv4Address
-
     tsaps = TsapList((Tsap(IPv4Address("239.255.0.1"), 7000, web),))
     return MtpPacket(
         header(
@@ -195,11 +194,19 @@ def empty(
     web: int = WEB,
     statuses: Mapping[int, MessageStatus] | None = None,
     heartbeat_ms: int = 200,
+    body: TsapList | Tsap | None = None,
 ) -> MtpPacket:
+    """An empty packet; the failover extension's kinds get a plausible data part unless
+    ``body`` is given: succession names ``source`` itself, dissolve yields to web 1."""
+    if body is None and modifier is EmptyModifier.SUCCESSION:
+        body = TsapList((Tsap(IPv4Address("10.9.9.9"), 7000, source),))
+    elif body is None and modifier is EmptyModifier.DISSOLVE:
+        body = Tsap(IPv4Address("224.0.1.9"), 7000, 1)
     return MtpPacket(
         header(
             PacketType.EMPTY, modifier, source, web, record(message, packet, statuses), heartbeat_ms
-        )
+        ),
+        body,
     )
 
 

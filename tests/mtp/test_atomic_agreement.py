@@ -75,7 +75,9 @@ from whiteboard.transport.events import Delivered, Event, ProtocolEvent
 
 OrderKey = tuple[int, ...]
 
-LAN: dict[str, object] = {"profile": "lan"}
+# The RFC's web, which ends with its master (§3.2.5): AB-1 and AB-2 are about one master.
+# Failover has its own tests (tests/mtp/test_failover.py).
+LAN: dict[str, object] = {"profile": "lan", "failover": False}
 
 
 # -- recording what every member delivers --------------------------------------------------------
@@ -528,7 +530,9 @@ class AtomicAgreementMachine(RuleBasedStateMachine):
         self, profile: str, producers: int, seed: int, traffic: float, restart_at_end: bool
     ) -> None:
         self._step()
-        self.session, _ = mtp_session(producers + 1, seed, params={"profile": profile})
+        self.session, _ = mtp_session(
+            producers + 1, seed, params={"profile": profile, "failover": False}
+        )
         self.log = AgreementLog(self.session)
         self.traffic = traffic
         self.rng = random.Random(seed)

@@ -128,7 +128,7 @@ def test_the_master_chooses_a_random_non_zero_web_id_that_is_not_its_own() -> No
         node.run_until(2.0)
         web = node.core.web_id
         assert 0 < web < 2**32 and web != MASTER
-        assert node.protocol_events("web_founded")[0].fields == {"web": web}
+        assert node.protocol_events("web_founded")[0].fields == {"web": web, "first": 0}
         assert {s.packet.header.destination for s in node.named("empty[dally]")} == {web}
         webs.append(web)
     assert len(set(webs)) == len(webs)  # chosen at random, not fixed

@@ -28,6 +28,8 @@ from whiteboard.transport.events import (
 )
 
 LAN: dict[str, object] = {"profile": "lan"}
+# The web ends with its master, as RFC 1301 §3.3.2 says (failover: test_failover.py).
+RFC_END: dict[str, object] = {**LAN, "failover": False}
 SEED: dict[str, object] = {"profile": "seed"}
 CLOSED = "the mtp master closed the web"
 
@@ -361,7 +363,7 @@ def test_the_master_quits_and_every_member_reports_it_and_finishes() -> None:
     """§3.3.2: the master multicasts quit[request]; every member confirms, reports that the
     master closed the web and finishes; the master finishes once all have confirmed."""
     session, recorder = mtp_session(
-        4, seed=17, impairment=Impairment(loss=0.05, jitter_ms=1.0), params=LAN
+        4, seed=17, impairment=Impairment(loss=0.05, jitter_ms=1.0), params=RFC_END
     )
     start_all(session)
     everyone = [0, 1, 2, 3]
@@ -394,7 +396,9 @@ def test_a_master_quitting_while_a_token_is_out_closes_the_web_only_after_its_me
     """§3.3.2: the quitting master keeps every token it gets back, grants no more, and quits
     once it holds them all; a message accepted before (§2.2.6) reaches every member: the quit
     carries its status in the acceptance record like every packet."""
-    session, recorder = mtp_session(4, seed=19, impairment=Impairment(jitter_ms=1.0), params=LAN)
+    session, recorder = mtp_session(
+        4, seed=19, impairment=Impairment(jitter_ms=1.0), params=RFC_END
+    )
     start_all(session)
     network = session.network
     mark = len(recorder.wires)

@@ -106,7 +106,7 @@ MALFORMED: list[tuple[str, bytes, str]] = [
         r"data\(0\), eow\(1\), eom\(2\)$",
     ),
     ("nak modifier 2", raw(1, 2), r"modifier 2 is undefined for packet type nak\(1\);"),
-    ("empty modifier 3", raw(2, 3), r"modifier 3 is undefined for packet type empty\(2\);"),
+    ("empty modifier 5", raw(2, 5), r"modifier 5 is undefined for packet type empty\(2\);"),
     (
         "quit[deny] does not exist",
         raw(4, 2) + tsap(),

@@ -89,7 +89,7 @@ def test_the_header_is_the_28_bytes_of_figure_1(packet: MtpPacket) -> None:
 
 
 def test_the_rfc_numbers_every_type_and_modifier() -> None:
-    # RFC 1301 §2.2.2's table, value for value.
+    # RFC 1301 §2.2.2's table, value for value (with the failover extension's two).
     assert {t.rfc_name: t.value for t in PacketType} == {
         "data": 0,
         "nak": 1,
@@ -103,7 +103,8 @@ def test_the_rfc_numbers_every_type_and_modifier() -> None:
     assert table == {
         "data": {"data": 0, "eow": 1, "eom": 2},
         "nak": {"request": 0, "deny": 1},
-        "empty": {"dally": 0, "cancel": 1, "hibernate": 2},
+        # and two of our own for master failover (docs/mtp-wire.md)
+        "empty": {"dally": 0, "cancel": 1, "hibernate": 2, "succession": 3, "dissolve": 4},
         "join": {"request": 0, "confirm": 1, "deny": 2},
         "quit": {"request": 0, "confirm": 1},
         "token": {"request": 0, "confirm": 1},
@@ -114,7 +115,7 @@ def test_the_rfc_numbers_every_type_and_modifier() -> None:
         ("PENDING", 1),
         ("REJECTED", 2),
     ]
-    assert len(KINDS) == 18
+    assert len(KINDS) == 18 + 2  # the RFC's 18 kinds and the failover extension's 2
     assert {DataModifier, NakModifier, EmptyModifier, JoinModifier} <= set(MODIFIERS.values())
     assert {QuitModifier, TokenModifier, IsMemberModifier} <= set(MODIFIERS.values())
 

@@ -37,6 +37,7 @@ from whiteboard.board import (
     Text,
     decode_op,
 )
+from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replay.network import NetworkMark, network_marks
 from whiteboard.sessionlog import (
@@ -152,6 +153,20 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                 seen.add(origin)
                 if is_presence(payload):
                     _take_presence(presences, origin, payload)
+                    continue
+                if is_carried(payload):
+                    # Handed on by another member (whiteboard/carry.py): filed at the key it
+                    # was first delivered with, as the live replica files it.
+                    try:
+                        carried = decode_carried(payload)
+                    except CarryDecodeError:
+                        refused += 1
+                        continue
+                    last = max(last, record.t_us)
+                    steps.append(OpStep(last, carried.order_key, carried.op, record.late))
+                    times.append(last)
+                    ops_by[carried.op.id.author] += 1
+                    seen.add(carried.op.id.author)
                     continue
                 try:
                     op = decode_op(payload)

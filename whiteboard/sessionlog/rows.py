@@ -29,6 +29,7 @@ from whiteboard.board.ops import (
     Text,
     Undo,
 )
+from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import PresenceDecodeError, decode_presence, is_presence
 from whiteboard.sessionlog.format import (
     INT64_MAX,
@@ -196,13 +197,19 @@ def _describe_payload(row: Row, payload: bytes) -> None:
             }
         )
         return
+    kind = "op"
     try:
-        op = decode_op(payload)
-    except OpDecodeError as exc:
+        if is_carried(payload):
+            # An op another member handed on (whiteboard/carry.py): the op itself is
+            # described; its kind says it is a hand-on, not the author's own delivery.
+            op, kind = decode_carried(payload).op, "carried"
+        else:
+            op = decode_op(payload)
+    except (OpDecodeError, CarryDecodeError) as exc:
         row.update(payload_kind="invalid", reason=str(exc))
         return
     row.update(
-        payload_kind="op",
+        payload_kind=kind,
         op_kind=op.kind.name,
         op_author=_i64(op.id.author),
         op_counter=_i64(op.id.counter),
