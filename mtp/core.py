@@ -16,6 +16,7 @@ import random
 from collections.abc import Mapping
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
+from mtp.departure import Departure
 from mtp.failover import Failover
 from mtp.framing import (
     STATE_SUBCHANNEL,
@@ -36,11 +37,9 @@ from mtp.wire import (
     STATUS_COUNT,
     DataModifier,
     EmptyModifier,
-    IsMemberModifier,
     JoinData,
     JoinModifier,
     MemberClass,
-    MemberConfirm,
     MessageStatus,
     MtpDecodeError,
     MtpHeader,
@@ -48,10 +47,7 @@ from mtp.wire import (
     NakList,
     NakModifier,
     PacketType,
-    QuitModifier,
     TokenModifier,
-    Tsap,
-    TsapList,
     decode,
 )
 
@@ -78,15 +74,14 @@ class MtpCore:
         self._link = Link(member_id, upper, rng, params)
         self._master_beat = params.heartbeat  # the master's last heartbeat, hibernation's too
         self._tick_at: float | None = None  # the next heartbeat's work
-        self._quit_tries = 0  # a member's quit[request]s (§3.3.1)
-        self._leave_ready_at: float | None = None  # naks served until then (§3.3)
         # The master's part (§3.1, §3.2.1, §3.3): only the master's core has one.
         self._master = MasterRole(self._link, self) if params.role == "master" else None
         self._sender = Sender(self._link, self, self._master)  # §3.2.1-§3.2.3
         self._receiver = Receiver(self._link, self)  # §3.2.4-§3.2.6: one per membership
         self._joining = Joining(self._link, self)  # §3.1
         self._vouching = Vouching(self._link, self._sender.serve_nak)  # §3.2.8, §3.4.3
-        self._failover = Failover(self._link)  # extension: a successor re-forms the web
+        self._failover = Failover(self._link, self)  # extension: a successor re-forms the web
+        self._departure = Departure(self._link, self, self._sender)  # §3.2.8, §3.3
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -252,12 +247,7 @@ class MtpCore:
     ) -> None:
         """The master changes the web's quality of service within the bounds agreed at join;
         a member suggests a change, carried in its next token[request] (§3.4.1)."""
-        new = (
-            self._link.heartbeat if heartbeat is None else heartbeat,
-            self._link.window if window is None else window,
-            self._link.retention if retention is None else retention,
-        )
-        self._link.check_bounds(*new)
+        new = self._link.checked_parameters(heartbeat, window, retention)
         if self._master is not None:
             self._link.set_parameters(*new)
             self._master.send_empty(EmptyModifier.DALLY, now)
@@ -304,7 +294,7 @@ class MtpCore:
             return
         if phase is Phase.JOINING:
             if self._failover.due(now):
-                self._take_over(now)  # no earlier successor's web answered us
+                self._failover.take_over(now)  # no earlier successor's web answered us
                 return
             self._joining.send_request()
             return
@@ -336,7 +326,7 @@ class MtpCore:
                 return
             silence = f"no word from the mtp master for {seconds:.1f} s (RFC 1301 §3.2.5)"
             if self._failover.enabled:
-                self._fail_over(f"{silence}: the board goes on under a new master", now)
+                self._failover.master_lost(f"{silence}: the board goes on under a new master", now)
             else:
                 self.rejoin(f"{silence}: rejoining the web", now)
             return
@@ -355,7 +345,7 @@ class MtpCore:
         if self._phase in (Phase.PROBING, Phase.JOINING):
             return  # not in a web yet: nothing else is for us
         if self._master is not None and self._failover.is_other_master(header):
-            self._meet_master(header, now)
+            self._failover.meet_master(header, now)
             return
         multicast = kind in (PacketType.DATA, PacketType.EMPTY) or (
             kind is PacketType.QUIT and header.destination == self.web.id
@@ -388,7 +378,7 @@ class MtpCore:
             case PacketType.QUIT:
                 self._on_quit(packet, addr, now)
             case PacketType.IS_MEMBER:
-                self._on_is_member(packet, addr, now)
+                self._vouching.on_is_member(packet, addr, now, self._master)
 
     def _learn(self, header: MtpHeader, number: int, now: float) -> bool:
         """Take the decided statuses a packet carries (§2.2.6). Only the master sets them;
@@ -465,17 +455,8 @@ class MtpCore:
         number = self.web.number(record.message_seq)
         source = header.source
         if source == self.web.master_id and self._master is None:
-            if header.modifier is EmptyModifier.DISSOLVE:
-                self._fail_over(
-                    "the mtp master met another web on this group (a partition healed?) and "
-                    "merged this board into it: joining that web",
-                    now,
-                    successor=False,
-                )
-                return
-            if header.modifier is EmptyModifier.SUCCESSION:
-                assert isinstance(packet.body, TsapList)
-                self._failover.heard(self.web.id, packet.body)
+            if self._failover.from_master(packet, now):
+                return  # it dissolved the web: we left it
             # The master's heartbeat: the next message number it will grant, its statuses.
             if not self._in_range(number, source, now):
                 return
@@ -675,104 +656,37 @@ class MtpCore:
     # -- quit, banishment, isMember (§3.2.8, §3.3, §3.4.3) -----------------------------------
 
     def _on_quit(self, packet: MtpPacket, addr: Address, now: float) -> None:
-        header = packet.header
-        target = packet.body
-        assert isinstance(target, Tsap)
-        source = header.source
-        if header.modifier is QuitModifier.CONFIRM:
-            if self._master is not None:
-                self._master.on_quit_confirm(source, now)
-            elif self._phase is Phase.QUITTING and source == self.web.master_id:
-                self.finish()
-            return
-        # quit[request]
-        if self._master is not None:
-            self._master.on_quit_request(source, target, addr, now)
-            return
-        confirm = self._link.control(
-            PacketType.QUIT, QuitModifier.CONFIRM, source, self._link.own_tsap()
-        )
-        if target.connection_id == self.web.id and source == self.web.master_id:
-            # §3.3.2: the master ends the web. Its last statuses ride on the quit, like every
-            # packet's (§2.2.6): deliver what they decide before we go.
-            master = self.web.master_id  # (_learn may abandon this web: it still left us)
-            self._learn(header, self.web.number(header.acceptance.message_seq), now)
-            self._link.send(confirm, addr)
-            if self._failover.enabled and self._phase in (Phase.READY, Phase.SYNCING):
-                # Extension: the host left; the board goes on under its successor.
-                self._fail_over("the mtp master left the web: the board goes on", now)
-                return
-            if self._failover.enabled and self._phase is Phase.JOINING:
-                return  # what the quit told us made us rejoin already: that plan stands
-            self._upper.member_changed(master, MemberState.LEFT)
-            unsent = self._sender.unsent()
-            note = f"; {unsent} payloads were not sent" if unsent else ""
-            self._upper.failure(f"the mtp master closed the web{note}")
-            self.finish()
-            return
-        if target.connection_id == self._link.member_id:
-            self._link.send(confirm, addr)
-            if self._phase is Phase.QUITTING:
-                self.finish()  # §3.3.3: it missed our quit[confirm]
-                return
-            # §3.2.8: banished. We withdraw, and (being a correct process) ask to join again.
-            self.rejoin(
-                f"the mtp member {source:#x} asked this member to leave the web (RFC 1301 "
-                "§3.2.8: it did not recognise it): rejoining",
-                now,
-            )
+        self._departure.on_quit(packet, addr, now, self._master)
 
-    def _on_is_member(self, packet: MtpPacket, addr: Address, now: float) -> None:
-        header, body, master = packet.header, packet.body, self._master
-        source = header.source
-        if header.modifier is IsMemberModifier.REQUEST:
-            assert isinstance(body, Tsap)
-            if master is not None and body.connection_id != self._link.member_id:
-                master.answer_is_member(source, body, addr, now)
-            else:
-                self._vouching.answer(source, body, addr)
-        elif header.modifier is IsMemberModifier.CONFIRM:
-            assert isinstance(body, MemberConfirm)
-            if master is not None:
-                master.on_is_member_confirm(source, body.target.connection_id, now)
-            else:
-                self._vouching.on_confirm(source, body, now)
-        else:
-            # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
-            assert isinstance(body, Tsap)
-            self._vouching.on_deny(source, body.connection_id, now)
+    def master_ends_web(
+        self, header: MtpHeader, confirm: MtpPacket, addr: Address, now: float
+    ) -> None:
+        """§3.3.2: the master ends the web. Its last statuses ride on the quit, like every
+        packet's (§2.2.6): deliver what they decide before we go (or, with failover, before
+        the board goes on under the master's successor)."""
+        master = self.web.master_id  # (_learn may abandon this web: it still left us)
+        self._learn(header, self.web.number(header.acceptance.message_seq), now)
+        self._link.send(confirm, addr)
+        if self._failover.enabled and self._phase in (Phase.READY, Phase.SYNCING):
+            self._failover.master_lost("the mtp master left the web: the board goes on", now)
+            return
+        if self._failover.enabled and self._phase is Phase.JOINING:
+            return  # what the quit told us made us rejoin already: that plan stands
+        self._link.report_left(self._link.identity_of(master))
+        unsent = self._sender.unsent()
+        note = f"; {unsent} payloads were not sent" if unsent else ""
+        self._upper.failure(f"the mtp master closed the web{note}")
+        self.finish()
 
     # -- leaving and rejoining ---------------------------------------------------------------
 
     def check_leave(self, now: float) -> None:
-        if self._phase is Phase.LEAVING:
-            busy = self._sender.busy()
-            undecided = self._sender.flight.undecided()
-            if self._master is not None:
-                if not (busy or self._master.grants or undecided):
-                    self._enter(Phase.QUITTING)
-                    self._master.start_quitting(now)
-                return
-            if busy or undecided:
-                return
-            # §3.3: not while we hold retransmittable data: serve naks for retention beats.
-            if self._leave_ready_at is None:
-                self._leave_ready_at = now + (
-                    self._link.retention * self._link.heartbeat if self._sender.flight.own else 0.0
-                )
-            if now < self._leave_ready_at:
-                return
-            self._enter(Phase.QUITTING)
-            self._quit_tries = 0
-        if self._phase is Phase.QUITTING and self._master is None:
-            if self._quit_tries >= max(3, self._link.retention) or self.web.master_addr is None:
-                self.finish()
-                return
-            self._quit_tries += 1
-            request = self._link.control(
-                PacketType.QUIT, QuitModifier.REQUEST, self.web.master_id, self._link.own_tsap()
-            )
-            self._link.send(request, self.web.master_addr)
+        self._departure.check(now, self._master)
+
+    def start_quitting(self, now: float) -> None:
+        self._enter(Phase.QUITTING)
+        if self._master is not None:
+            self._master.start_quitting(now)
 
     def rejoin(
         self, reason: str, now: float, web_ends: bool = False, master_gone: bool = False
@@ -803,60 +717,35 @@ class MtpCore:
 
     # -- master failover (extension, mtp/failover.py) ---------------------------------------
 
-    def _fail_over(self, reason: str, now: float, successor: bool = True) -> None:
-        """The master is gone (silent beyond §3.2.5's limit, left, or merged its web into
-        another): leave its web, and either take over (the first successor it named), plan
-        to if no earlier successor answers, or join whichever web answers."""
-        master = self.web.master_id
-        takeover = self.rejoin(reason, now, web_ends=True, master_gone=successor)
-        self._link.report_left(self._link.identity_of(master))
-        self._upper.protocol_event(
-            "master_lost",
-            {"master": master, "takeover_in_s": -1.0 if takeover is None else takeover - now},
-        )
-        if takeover is not None and takeover <= now:
-            self._take_over(now)
+    # -- failover's turns (mtp/failover.py): the role and phase changes are the core's ----
 
-    def _take_over(self, now: float) -> None:
-        """Become the master (the successor's turn): probe as a master does (§3.1), then
-        found a web that continues the old one's numbering."""
-        self._failover.takeover_at = None
-        self._failover.taking_over = True
+    def become_master(self, now: float) -> None:
+        """Our turn as successor: probe as a new master does (§3.1), then found the web."""
         self._set_master(MasterRole(self._link, self))
         self._joining.restart_probes()
-        self._upper.protocol_event("taking_over", {"first": self._failover.resume_from})
         self._enter(Phase.PROBING)
         self._tick_at = now
 
-    def web_answers(self, reason: str, now: float) -> None:
-        """While probing, a web (or another would-be master) answered: a successor joins it;
-        a master started as one stands down (§3.1)."""
-        if not self._failover.taking_over:
-            self.abort(reason)
-            return
-        self._failover.settled()
+    def stand_down(self, now: float) -> None:
+        """Probing as a successor, a web answered: join it."""
         self._set_master(None)
-        self._upper.protocol_event("standing_down", {"reason": reason[:120]})
-        self._joining.restart()
+        self._joining.restart(self.web)
         self._enter(Phase.JOINING)
         self._tick_at = now
+
+    def stop_being_master(self) -> None:
+        self._set_master(None)
+
+    def web_answers(self, reason: str, now: float) -> None:
+        """While probing, a web (or another would-be master) answered: a successor joins it;
+        a master started as one stands down and stops (§3.1)."""
+        if not self._failover.web_answered(reason, now):
+            self.abort(reason)
 
     def _set_master(self, role: MasterRole | None) -> None:
         self._master = role
         self._sender.master = role
         self._link.set_master(role is not None)
-
-    def _meet_master(self, header: MtpHeader, now: float) -> None:
-        """Another master on our group: we stay, or dissolve our web into its."""
-        if self._phase is not Phase.READY or not self._failover.dissolve_into(header):
-            return
-        self._set_master(None)
-        self.rejoin(
-            f"another mtp web ({header.destination:#x}) runs on {self._p.group}: this "
-            "board joins it, and what was drawn on both sides is kept",
-            now,
-            web_ends=True,
-        )
 
     def joined(self, now: float) -> None:
         # The tick (token[request] retries, §3.2.1) runs on the web's heartbeat from now, not

@@ -22,8 +22,9 @@ when the master was lost. The core changes the phase and the role.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
-from mtp.link import Link
+from mtp.link import Link, Phase
 from mtp.master import Member
 from mtp.messages import OutMessage
 from mtp.wire import (
@@ -31,6 +32,7 @@ from mtp.wire import (
     EmptyModifier,
     MemberClass,
     MtpHeader,
+    MtpPacket,
     PacketType,
     Tsap,
     TsapList,
@@ -61,9 +63,28 @@ def successors(members: Mapping[int, Member], master: int) -> tuple[int, ...]:
     return tuple(m.ident for m in ranked[:MAX_SUCCESSORS])
 
 
+class FailoverHost(Protocol):
+    """What failover needs of the member it is part of (the core, which alone changes the
+    phase and the role)."""
+
+    @property
+    def phase(self) -> Phase: ...
+
+    def rejoin(
+        self, reason: str, now: float, web_ends: bool = False, master_gone: bool = False
+    ) -> float | None: ...
+
+    def become_master(self, now: float) -> None: ...
+
+    def stand_down(self, now: float) -> None: ...
+
+    def stop_being_master(self) -> None: ...
+
+
 class Failover:
-    def __init__(self, link: Link) -> None:
+    def __init__(self, link: Link, host: FailoverHost) -> None:
         self._link = link
+        self._host = host
         self.order: tuple[int, ...] = ()  # the successors the master named last, in order
         self.order_web = 0  # the web that list belongs to
         self.takeover_at: float | None = None  # when we found a web, if none answers first
@@ -74,6 +95,23 @@ class Failover:
     @property
     def enabled(self) -> bool:
         return self._link.p.failover
+
+    def from_master(self, packet: MtpPacket, now: float) -> bool:
+        """An empty packet from our master: a succession list is kept; a dissolve makes us
+        leave the web for the one it names (True)."""
+        modifier = packet.header.modifier
+        if modifier is EmptyModifier.SUCCESSION:
+            assert isinstance(packet.body, TsapList)
+            self.heard(self._link.web.id, packet.body)
+        elif modifier is EmptyModifier.DISSOLVE:
+            self.master_lost(
+                "the mtp master met another web on this group (a partition healed?) and "
+                "merged this board into it: joining that web",
+                now,
+                successor=False,
+            )
+            return True
+        return False
 
     def heard(self, web: int, tsaps: TsapList) -> None:
         """The master's succession packet: who takes over, in order."""
@@ -111,6 +149,55 @@ class Failover:
 
     def due(self, now: float) -> bool:
         return self.takeover_at is not None and now >= self.takeover_at
+
+    # -- the turns ---------------------------------------------------------------------------
+
+    def master_lost(self, reason: str, now: float, successor: bool = True) -> None:
+        """The master is gone (silent beyond §3.2.5's limit, left, or merged its web into
+        another, ``successor`` false): leave its web, and either take over (the first
+        successor it named), plan to if no earlier successor answers, or join whichever web
+        answers."""
+        link = self._link
+        master = link.web.master_id
+        takeover = self._host.rejoin(reason, now, web_ends=True, master_gone=successor)
+        link.report_left(link.identity_of(master))
+        link.upper.protocol_event(
+            "master_lost",
+            {"master": master, "takeover_in_s": -1.0 if takeover is None else takeover - now},
+        )
+        if takeover is not None and takeover <= now:
+            self.take_over(now)
+
+    def take_over(self, now: float) -> None:
+        """Our turn: become the master, probe (§3.1), then found a web that continues the
+        old one's numbering (``MtpCore._found_web``)."""
+        self.takeover_at = None
+        self.taking_over = True
+        self._link.upper.protocol_event("taking_over", {"first": self.resume_from})
+        self._host.become_master(now)
+
+    def web_answered(self, reason: str, now: float) -> bool:
+        """While probing, a web answered: as a successor, join it (True); a master started
+        as one must stop instead (False)."""
+        if not self.taking_over:
+            return False
+        self.settled()
+        self._link.upper.protocol_event("standing_down", {"reason": reason[:120]})
+        self._host.stand_down(now)
+        return True
+
+    def meet_master(self, header: MtpHeader, now: float) -> None:
+        """As master, another master runs on our group: we stay, or dissolve our web into
+        its (``dissolve_into``) and join it."""
+        if self._host.phase is not Phase.READY or not self.dissolve_into(header):
+            return
+        self._host.stop_being_master()
+        self._host.rejoin(
+            f"another mtp web ({header.destination:#x}) runs on {self._link.p.group}: this "
+            "board joins it, and what was drawn on both sides is kept",
+            now,
+            web_ends=True,
+        )
 
     def deliver_own(self, message: OutMessage) -> None:
         """One of our messages of a web we left, delivered here at its number: the cut of a

@@ -220,6 +220,19 @@ class Link:
                 f"retention {retention} is outside {p.retention_min}..{p.retention_max}"
             )
 
+    def checked_parameters(
+        self, heartbeat: float | None, window: int | None, retention: int | None
+    ) -> tuple[float, int, int]:
+        """Ours with the values given in their place, within the bounds (§3.4.1); ValueError
+        saying which bound a value breaks."""
+        new = (
+            self.heartbeat if heartbeat is None else heartbeat,
+            self.window if window is None else window,
+            self.retention if retention is None else retention,
+        )
+        self.check_bounds(*new)
+        return new
+
     def set_parameters(self, heartbeat: float, window: int, retention: int) -> None:
         if (heartbeat, window, retention) == (self.heartbeat, self.window, self.retention):
             return

@@ -13,8 +13,17 @@ from collections.abc import Callable, Iterable
 
 from coreapi import Address
 from mtp.link import Link
+from mtp.master_role import MasterRole
 from mtp.messages import MAX_NAK_ENTRIES_OUT
-from mtp.wire import IsMemberModifier, MemberConfirm, PacketId, PacketType, QuitModifier, Tsap
+from mtp.wire import (
+    IsMemberModifier,
+    MemberConfirm,
+    MtpPacket,
+    PacketId,
+    PacketType,
+    QuitModifier,
+    Tsap,
+)
 
 MAX_HELD_NAKS = 64
 MAX_CACHE = 4096
@@ -27,6 +36,29 @@ class Vouching:
         self._serve = serve  # the sender's: answer a requester's nak entries
         self.members_cache: dict[int, float] = {}  # member -> believed until
         self.banished: dict[int, float] = {}  # member -> when we last asked it to quit
+
+    def on_is_member(
+        self, packet: MtpPacket, addr: Address, now: float, master: MasterRole | None
+    ) -> None:
+        """§3.4.3: an isMember packet; the master answers from its roster, a member for
+        itself, and a member takes the master's answers about nak sources."""
+        header, body, source = packet.header, packet.body, packet.header.source
+        if header.modifier is IsMemberModifier.REQUEST:
+            assert isinstance(body, Tsap)
+            if master is not None and body.connection_id != self._link.member_id:
+                master.answer_is_member(source, body, addr, now)
+            else:
+                self.answer(source, body, addr)
+        elif header.modifier is IsMemberModifier.CONFIRM:
+            assert isinstance(body, MemberConfirm)
+            if master is not None:
+                master.on_is_member_confirm(source, body.target.connection_id, now)
+            else:
+                self.on_confirm(source, body, now)
+        else:
+            # isMember[deny]: the master does not know it; it is asked to leave (§3.2.8).
+            assert isinstance(body, Tsap)
+            self.on_deny(source, body.connection_id, now)
 
     def answer(self, source: int, body: Tsap, addr: Address) -> None:
         """isMember[request] to a member: it confirms itself (alive and in the web); of any

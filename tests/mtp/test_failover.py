@@ -47,6 +47,13 @@ def settle_survivors(session: SimSession, survivors: list[int], limit: float) ->
     )
 
 
+def station_of(session: SimSession, connection_id: int) -> int:
+    """The station whose member uses ``connection_id`` on the wire now (RFC 1301 §2.2.4)."""
+    return next(
+        p.index for p in session.live() if core_of(session, p.index).connection_id == connection_id
+    )
+
+
 def masters(session: SimSession, indexes: list[int]) -> list[int]:
     return [i for i in indexes if core_of(session, i).is_master]
 
@@ -142,7 +149,7 @@ def test_the_new_web_continues_the_old_numbering_and_its_first_successor_hosts_i
     network.run(until=network.now + 2.0)
     old_next = core_of(session, 0).web.next
     order = core_of(session, 2)._failover.order
-    heir_index = next(p.index for p in session.peers if p.member_id == order[0])
+    heir_index = station_of(session, order[0])
     session.crash(0)
     network.run(until=network.now + 6.0)
     after = [session.draw(index) for index in (1, 2, 3)]
@@ -152,7 +159,7 @@ def test_the_new_web_continues_the_old_numbering_and_its_first_successor_hosts_i
     heir = core_of(session, heir_index)
     for index in {1, 2, 3} - {heir_index}:
         assert core_of(session, index).web.id == heir.web.id
-        assert core_of(session, index).web.master_id == heir.member_id
+        assert core_of(session, index).web.master_id == heir.connection_id
         # the old master is reported gone
         assert session.peers[index].members[session.peers[0].member_id] == "left"
     # order keys keep rising: the new web's numbers lie past the old web's
@@ -169,7 +176,7 @@ def test_when_the_first_successor_is_dead_too_the_second_takes_over() -> None:
     network = session.network
     network.run(until=network.now + 1.0)  # the succession list goes round
     order = core_of(session, 2)._failover.order
-    first = next(p.index for p in session.peers if p.member_id == order[0])
+    first, second = station_of(session, order[0]), station_of(session, order[1])
     session.crash(first)
     session.crash(0)
     survivors = [i for i in (1, 2, 3) if i != first]
@@ -177,9 +184,7 @@ def test_when_the_first_successor_is_dead_too_the_second_takes_over() -> None:
         session.draw(index)
     settle_survivors(session, survivors, limit=60.0)
     assert len(masters(session, survivors)) == 1
-    assert masters(session, survivors)[0] == next(
-        p.index for p in session.peers if p.member_id == order[1]
-    )
+    assert masters(session, survivors)[0] == second
 
 
 def test_when_the_host_leaves_its_successor_keeps_the_board_going() -> None:
@@ -212,7 +217,9 @@ def test_two_webs_that_meet_after_a_partition_merge_into_one_and_keep_both_sides
     network = session.network
     network.run(until=network.now + 1.0)
     order = core_of(session, 1)._failover.order
-    cut_off = [p.index for p in session.peers if p.member_id in order[:2]]
+    cut_off = [
+        p.index for p in session.peers if core_of(session, p.index).connection_id in order[:2]
+    ]
     stay = [i for i in range(4) if i not in cut_off]
     network.partition([stay, cut_off])
     network.run(until=network.now + 8.0)
@@ -234,7 +241,9 @@ def test_a_dissolve_names_the_web_it_yields_to() -> None:
     network = session.network
     network.run(until=network.now + 1.0)
     order = core_of(session, 1)._failover.order
-    cut_off = [p.index for p in session.peers if p.member_id in order[:1]]
+    cut_off = [
+        p.index for p in session.peers if core_of(session, p.index).connection_id in order[:1]
+    ]
     network.partition([[i for i in range(4) if i not in cut_off], cut_off])
     network.run(until=network.now + 8.0)
     ids = {core_of(session, i).web.id for i in range(4)}
