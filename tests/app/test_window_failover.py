@@ -49,7 +49,9 @@ def test_the_participants_keep_the_board_when_the_host_dies(qtbot: QtBot, net: N
     )
     assert core(ann).web.id == core(bob).web.id != old_web
     assert [core(w).is_master for w in (ann, bob)].count(True) == 1
-    # Both can still draw, and know the host has gone.
+    # Both can still draw, say they are connected again, and know the host has gone.
     assert ready(ann) and ready(bob)
+    for window in (ann, bob):
+        qtbot.waitUntil(lambda w=window: w.state_view.label.toolTip() == "Connected")
     states = {row.member: row.state for row in ann.health.rows()}
     assert states[host.transport.member_id] is MemberState.LEFT

@@ -14,8 +14,10 @@ from whiteboard.net.runtime import NetConfig
 WAIT_MS = 30_000  # the master probes for a web first (10 heartbeats); the VM may stall on top
 
 
-def open_mtp_window(qtbot: QtBot, net: NetConfig, name: str, role: str) -> MainWindow:
-    window = MainWindow("mtp", net, {"profile": "lan", "role": role}, name)
+def open_mtp_window(
+    qtbot: QtBot, net: NetConfig, name: str, role: str, **params: object
+) -> MainWindow:
+    window = MainWindow("mtp", net, {"profile": "lan", "role": role, **params}, name)
     qtbot.addWidget(window)
     window.resize(600, 400)
     window.show()

@@ -16,6 +16,10 @@ from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
 from whiteboard.transport.events import Failure
 
+# The RFC's web, which ends with its host (RFC 1301 §3.2.5, §3.3.2): failover off. With
+# failover (the default) the board goes on under a successor: test_window_failover.py.
+RFC_END = {"failover": False}
+
 
 def row_of(window: MainWindow, name: str) -> list[str]:
     return next(row for row in window.members_panel.row_texts() if row[0] == name)
@@ -29,9 +33,9 @@ def test_rfc1301_3_2_5_when_the_host_dies_the_others_show_reconnecting_and_why(
     went away, and later "✓ boards agree" with the dead host still active. Now: reconnecting,
     what is tried and why, in full words on the canvas; the host not heard from and not
     compared; drawing still taken (the transport keeps it for when the web is back)."""
-    host = open_mtp_window(qtbot, net, "host", "master")
+    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
     qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer")
+    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
     qtbot.waitUntil(
         lambda: ready(ann) and "host" in [r[0] for r in ann.members_panel.row_texts()],
         timeout=WAIT_MS,
@@ -58,9 +62,9 @@ def test_rfc1301_3_2_5_when_the_host_dies_the_others_show_reconnecting_and_why(
 def test_a_session_the_host_ended_says_so_and_hosting_anew_keeps_the_board(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    host = open_mtp_window(qtbot, net, "host", "master")
+    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
     qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer")
+    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
     qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
     drag(ann, PATH)
     qtbot.waitUntil(lambda: len(ann.replica.board) == 1, timeout=WAIT_MS)
@@ -82,7 +86,7 @@ def test_a_session_the_host_ended_says_so_and_hosting_anew_keeps_the_board(
     qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
     assert "(host)" in ann.transport_label.text()
     assert len(ann.replica.board) == 1 and not banner.isVisible()
-    bob = open_mtp_window(qtbot, net, "bob", "producer")
+    bob = open_mtp_window(qtbot, net, "bob", "producer", **RFC_END)
     qtbot.waitUntil(lambda: ready(bob), timeout=WAIT_MS)
     assert bob.replica.board.hash() == ann.replica.board.hash()
 
@@ -104,16 +108,16 @@ def test_a_notice_said_while_joining_stays_once_joined(qtbot: QtBot, net: NetCon
 def test_joining_again_after_the_session_ended_takes_the_sessions_board(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    host = open_mtp_window(qtbot, net, "host", "master")
+    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
     qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer")
+    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
     qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
     drag(ann, PATH)
     qtbot.waitUntil(lambda: len(host.replica.board) == 1, timeout=WAIT_MS)
     host.close()
     qtbot.waitUntil(lambda: ann.session.state.link is SessionLink.ENDED, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: host.transport.finished, timeout=WAIT_MS)
-    again = open_mtp_window(qtbot, net, "again", "master")  # someone hosts anew
+    again = open_mtp_window(qtbot, net, "again", "master", **RFC_END)  # someone hosts anew
     qtbot.waitUntil(lambda: ready(again), timeout=WAIT_MS)
     ann.state_view.banner.join_button.click()
     qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
