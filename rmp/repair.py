@@ -22,6 +22,10 @@ MAX_NACK_WORK = 256  # packets acted on for all the NACK options of one received
 # Repairs one requester may have us schedule per nack_retry (extension: a NACK costs its sender
 # 8 bytes and us a retransmission each; a forged one must not make us flood the group).
 MAX_REPAIRS_PER_REQUESTER = 1024
+MAX_REPAIRS_PER_STRANGER = 64  # ... and per stranger requester (none of its data came in order)
+# NACK packets for strangers' gaps we send per nack_retry, in all: a thousand phantom stations
+# with a gap each must not make us multicast a thousand NACKs every retry. The rest wait.
+MAX_STRANGER_NACKS = 16
 STRANGER_BACKOFF_AFTER = 4  # a stranger's packets asked for this often: retries back off
 STRANGER_BACKOFF_MAX = 64  # ... doubling up to this many nack_retry intervals
 REMIND_REPAIR_SPAN = 32  # packets repaired behind one confirmation in a reminder (§2.5)
@@ -55,6 +59,8 @@ class RepairEngine:
         self.repairs: dict[RepairKey, Repair] = {}
         self._repairs_due = math.inf  # never later than the earliest repair's due time
         self._nack_work = 0  # packets acted on for the NACKs of the packet being received
+        self._stranger_nacks = 0  # NACK packets for strangers' gaps since ...
+        self._stranger_nacks_since = -math.inf  # ... this moment (MAX_STRANGER_NACKS)
         self.recent: dict[RecentKey, float] = {}  # in the order made, so in time order
 
     def deadlines(self) -> Iterator[float]:
@@ -94,15 +100,21 @@ class RepairEngine:
         due = sorted(s for s, m in station.missing.items() if m.next_nack_at <= now)
         if not due:
             return
-        options = self._nack_options(station, due)
+        deferred = station.stranger and not self._stranger_nack_allowed(now)
+        options = [] if deferred else self._nack_options(station, due)
         backs_off = self._backs_off(station, now)
         for seq in due:
+            # A deferred NACK counts as a try (its number grows, its retries back off), so
+            # that a crowd of strangers is not revisited every nack_retry for nothing.
             entry = station.missing[seq]
-            if entry.nack_number == 0:
+            if entry.nack_number == 0 and not deferred:
                 self._s.counters["nacked_packets"] += 1
             entry.nack_number += 1
             retry = p.nack_retry * (_backoff(entry.nack_number) if backs_off else 1)
             entry.next_nack_at = now + retry
+        if deferred:
+            self._s.counters["nacks_deferred"] += 1
+            return
         for start in range(0, len(options), MAX_NACKS_PER_PACKET):
             chunk = tuple(options[start : start + MAX_NACKS_PER_PACKET])
             # §2.6: the NACK is multicast: any station whose depth allows may answer it.
@@ -125,6 +137,12 @@ class RepairEngine:
         ]
         if stale:
             self._sequencer.give_up_on(station, stale, now)
+
+    def _stranger_nack_allowed(self, now: float) -> bool:
+        if now >= self._stranger_nacks_since + self._s.params.nack_retry:
+            self._stranger_nacks_since, self._stranger_nacks = now, 0
+        self._stranger_nacks += 1
+        return self._stranger_nacks <= MAX_STRANGER_NACKS
 
     def _backs_off(self, station: Station, now: float) -> bool:
         """ "but not more often" than nack_retry (§2.3). A silent stranger's packets (none of
@@ -224,7 +242,8 @@ class RepairEngine:
     def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
         if now >= requester.served_since + self._s.params.nack_retry:
             requester.served_since, requester.repairs_served = now, 0
-        if requester.repairs_served >= MAX_REPAIRS_PER_REQUESTER:
+        share = MAX_REPAIRS_PER_STRANGER if requester.stranger else MAX_REPAIRS_PER_REQUESTER
+        if requester.repairs_served >= share:
             self._s.counters["repairs_refused"] += 1
             return
         repair = self.repairs.get((source, seq))

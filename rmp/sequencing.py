@@ -58,9 +58,9 @@ class Sequencer:
             return
         s.store.put(station.ident, seq, packet, now)
         station.seen_top = max(station.seen_top, seq)
-        if live and not (station.stranger and seq > station.last_valid + STRANGER_GAP):
-            # §2.5: the emitter goes to the front. Not for a stranger's packet far beyond what
-            # it could have us track: the queue is everyone's (O(stations) to move), and a
+        if live and not (station.stranger and seq > station.last_valid + NEW_STATION_HISTORY):
+            # §2.5: the emitter goes to the front. Not for a stranger's packet far beyond the
+            # history we would ask of it: the queue is everyone's (O(stations) to move), and a
             # phantom station's forged number must not reorder it.
             s.stations.emitted(station.ident)
         station.missing.pop(seq, None)

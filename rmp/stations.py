@@ -19,7 +19,8 @@ MAX_GAP = 4096  # packets one station may be missing from another before it give
 # the rest given up at once and reported (§2.3 would NACK it all; a stranger's claim is cheap).
 NEW_STATION_HISTORY = 64
 # Packets a stranger (a station none of whose packets we have taken in sequence yet) may have
-# us track as missing: the gap tracking one forged packet can create.
+# us track as missing at a time: the gap tracking one forged packet can create. Once one of its
+# packets comes in sequence, the rest of a gap is tracked as its next packets reveal it.
 STRANGER_GAP = 64
 
 

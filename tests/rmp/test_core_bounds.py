@@ -6,7 +6,7 @@ counted in work units and state sizes, not seconds."""
 from __future__ import annotations
 
 from rmp.answer import MAX_JOINERS_SERVED
-from rmp.repair import MAX_NACK_WORK, MAX_REPAIRS_PER_REQUESTER
+from rmp.repair import MAX_NACK_WORK, MAX_REPAIRS_PER_REQUESTER, MAX_REPAIRS_PER_STRANGER
 from rmp.stations import NEW_STATION_HISTORY, STRANGER_GAP
 from rmp.wire import Data, Join, Nack, NackRange, Retransmit, RmpPacket, ntp_middle32
 from tests.rmp.core_harness import (
@@ -36,17 +36,27 @@ def test_s2_3_s5_a_station_first_heard_beyond_4096_is_taken_in_and_its_history_r
     assert node.counter("malformed_dropped") == 0
     (reason,) = failures(node)
     assert "first heard at its packet 5000" in reason
+    # §2.3: the recent history is asked for, STRANGER_GAP packets at a time while none of
+    # B's packets has come in sequence (B might be a phantom), the rest once one has.
     node.run_until(7.0)
-    asked = {
+    assert asked(node) == set(range(first_asked, first_asked + STRANGER_GAP))
+    for seq in range(first_asked, first_asked + STRANGER_GAP):
+        node.receive(data_packet(B, seq, 7.0), 7.0)
+    node.receive(control_packet(B, 5000, 7.2), 7.2)  # its S_n: the rest of the gap
+    node.run_until(8.0)
+    assert asked(node) == set(range(first_asked, 5000))
+    for seq in range(first_asked + STRANGER_GAP, 5000):
+        node.receive(data_packet(B, seq, 8.0), 8.0)
+    node.receive(data_packet(B, 5001, 8.1), 8.1)
+    assert node.delivered_payloads() == [payload_of(B, s) for s in range(first_asked, 5002)]
+
+
+def asked(node: Node) -> set[int]:
+    return {
         seq
         for _, o in node.nacks()
         for seq in (range(o.first, o.first + o.count) if isinstance(o, NackRange) else [o.seq])
     }
-    assert asked == set(range(first_asked, 5000))  # §2.3: the recent history is asked for
-    for seq in range(first_asked, 5000):  # and repaired
-        node.receive(data_packet(B, seq, 7.0), 7.0)
-    node.receive(data_packet(B, 5001, 7.1), 7.1)
-    assert node.delivered_payloads() == [payload_of(B, s) for s in range(first_asked, 5002)]
 
 
 def test_s2_3_s5_a_station_first_heard_beyond_4096_is_delivered_after_wi_if_unrepaired() -> None:
@@ -81,9 +91,10 @@ def test_nack_work_per_received_packet_is_bounded_whatever_ranges_it_names() -> 
     for index in range(600):
         node.send(f"stroke {index}".encode(), 6.0 + index / 1000)
     node.run_until(7.0)
+    node.receive(data_packet(B, 1, 7.0), 7.0)  # B, a known member, asks
     mark = len(node.sent)
     ranges = tuple(NackRange(255, 1, J, 30_000) for _ in range(100))
-    node.receive(control_packet(PHANTOM, 1, 7.0, *ranges), 7.0)
+    node.receive(control_packet(B, 1, 7.0, *ranges), 7.0)
     node.run_until(7.1)
     repaired = {o.packet.seq for s, o in node.retransmits() if node.sent.index(s) >= mark}
     assert len(repaired) == MAX_NACK_WORK  # 256 of our packets, not 100 x 30,000 looked at
@@ -96,13 +107,17 @@ def test_repairs_one_requester_gets_are_bounded_per_nack_retry() -> None:
     for index in range(3000):
         node.send(f"s{index}".encode(), 6.0 + index / 4000)
     node.run_until(7.0)
-    mark = len(node.sent)
-    for first in range(1, 3000, 256):  # 12 packets, 256 NACKed packets each: 3,000 in all
-        node.receive(control_packet(PHANTOM, 1, 7.0, NackRange(255, first, J, 256)), 7.0)
-    node.run_until(7.05)
-    repaired = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
-    assert len(repaired) == MAX_REPAIRS_PER_REQUESTER
-    assert node.counter("repairs_refused") > 1000  # the rest: refused, and counted
+    node.receive(data_packet(B, 1, 7.0), 7.0)  # B has sent data in sequence: a known member
+    cases = ((PHANTOM, MAX_REPAIRS_PER_STRANGER, 7.0), (B, MAX_REPAIRS_PER_REQUESTER, 8.0))
+    for requester, share, at in cases:
+        mark = len(node.sent)
+        refused = node.counter("repairs_refused")
+        for first in range(1, 3000, 256):  # 12 packets, 256 NACKed packets each: 3,000 in all
+            node.receive(control_packet(requester, 1, at, NackRange(255, first, J, 256)), at)
+        node.run_until(at + 0.05)
+        repaired = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
+        assert len(repaired) == share
+        assert node.counter("repairs_refused") - refused > 1000  # the rest: refused, counted
 
 
 def test_gap_tracking_a_stranger_can_create_is_bounded() -> None:
