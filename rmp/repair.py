@@ -79,8 +79,9 @@ class RepairEngine:
         due = min(m.next_nack_at for m in station.missing.values())
         for seq, entry in station.missing.items():  # in time order: the first that may go
             if _may_give_up(station, seq, entry):
-                return min(due, entry.detected_at + self._s.params.give_up_after)
-        return due
+                due = min(due, entry.detected_at + self._s.params.give_up_after)
+                break
+        return max(due, station.nacks_held_until)  # nothing is done while held
 
     def repairs_due(self) -> float | None:
         """The earliest repair due: a bound kept as repairs come and go, not a scan per call."""
@@ -93,28 +94,31 @@ class RepairEngine:
     # -- asking (§2.3, §2.6) -----------------------------------------------------------------
 
     def send_due_nacks(self, station: Station, now: float) -> None:
-        if not station.missing:
+        if not station.missing or now < station.nacks_held_until:
             return
         p = self._s.params
         self._give_up_stale(station, now)
         due = sorted(s for s, m in station.missing.items() if m.next_nack_at <= now)
         if not due:
             return
-        deferred = station.stranger and not self._stranger_nack_allowed(now)
-        options = [] if deferred else self._nack_options(station, due)
+        if station.stranger and not self._stranger_nack_allowed(now):
+            # Deferred: the hold doubles each time in a row (up to 64 retries' worth), so a
+            # crowd of strangers is not revisited every nack_retry for nothing.
+            hold = min(STRANGER_BACKOFF_MAX, 2**station.nack_deferrals)
+            station.nacks_held_until = now + p.nack_retry * hold
+            station.nack_deferrals += 1
+            self._s.counters["nacks_deferred"] += 1
+            return
+        station.nack_deferrals = 0
+        options = self._nack_options(station, due)
         backs_off = self._backs_off(station, now)
         for seq in due:
-            # A deferred NACK counts as a try (its number grows, its retries back off), so
-            # that a crowd of strangers is not revisited every nack_retry for nothing.
             entry = station.missing[seq]
-            if entry.nack_number == 0 and not deferred:
+            if entry.nack_number == 0:
                 self._s.counters["nacked_packets"] += 1
             entry.nack_number += 1
             retry = p.nack_retry * (_backoff(entry.nack_number) if backs_off else 1)
             entry.next_nack_at = now + retry
-        if deferred:
-            self._s.counters["nacks_deferred"] += 1
-            return
         for start in range(0, len(options), MAX_NACKS_PER_PACKET):
             chunk = tuple(options[start : start + MAX_NACKS_PER_PACKET])
             # §2.6: the NACK is multicast: any station whose depth allows may answer it.
@@ -192,6 +196,9 @@ class RepairEngine:
         own = source == s.member_id
         store = s.own_store if own else s.store
         for seq in range(first, last + 1):
+            if not self._share_left(requester, now):
+                s.counters["repairs_refused"] += last + 1 - seq  # its share is spent: stop
+                return
             if store.get(source, seq) is not None:
                 self.schedule_repair(source, seq, requester, now)
             elif own and store.was_evicted(source, seq):
@@ -239,11 +246,15 @@ class RepairEngine:
         """A received packet begins: its NACK options share one work budget."""
         self._nack_work = 0
 
-    def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
+    def _share_left(self, requester: Station, now: float) -> bool:
+        """Whether ``requester`` may still be repaired in this nack_retry interval."""
         if now >= requester.served_since + self._s.params.nack_retry:
             requester.served_since, requester.repairs_served = now, 0
         share = MAX_REPAIRS_PER_STRANGER if requester.stranger else MAX_REPAIRS_PER_REQUESTER
-        if requester.repairs_served >= share:
+        return requester.repairs_served < share
+
+    def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
+        if not self._share_left(requester, now):
             self._s.counters["repairs_refused"] += 1
             return
         repair = self.repairs.get((source, seq))

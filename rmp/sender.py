@@ -15,6 +15,7 @@ from rmp.remind import Reminder
 from rmp.wire import Data, Image, RmpPacket
 
 MAX_PENDING_SENDS = 100_000
+IMAGE_FIRST_WINDOW = 64  # image parts sent before the joiner's first confirmation, at most
 
 
 @dataclass
@@ -101,6 +102,11 @@ class Sender:
         # Our packets since the image began that the joiner has not confirmed: they must stay
         # in the retention store until it has them, so there may be no more than `window`.
         unconfirmed = self._s.seq - max(station.confirmed_mine, job.first_seq - 1)
+        if station.confirmed_mine < job.first_seq:
+            # Nothing of the image confirmed yet (a joiner confirms every 16 parts): a first,
+            # small window, so that a join request from a phantom station, which confirms
+            # nothing, costs a bounded number of parts (issue 17).
+            return unconfirmed < min(IMAGE_FIRST_WINDOW, self._s.params.window)
         return unconfirmed < self._s.params.window
 
     def pace(self, now: float) -> None:

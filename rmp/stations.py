@@ -69,6 +69,8 @@ class Station:
     # The earliest of its deadlines (NACKs, WI, giving up, liveness) as far as we know; never
     # later than the true one (StationList.note_due), so a timer may come early, never late.
     due_hint: float = math.inf
+    nacks_held_until: float = -math.inf  # a stranger's NACKs deferred until (repair.py)
+    nack_deferrals: int = 0  # ... how often in a row: the hold doubles
     repairs_served: int = 0  # repairs scheduled for it as a requester since ...
     served_since: float = -math.inf  # ... this moment (bounded per interval, extension)
     order: int = 0  # its place in the list: due stations are worked in list order

@@ -6,9 +6,15 @@ counted in work units and state sizes, not seconds."""
 from __future__ import annotations
 
 from rmp.answer import MAX_JOINERS_SERVED
-from rmp.repair import MAX_NACK_WORK, MAX_REPAIRS_PER_REQUESTER, MAX_REPAIRS_PER_STRANGER
+from rmp.repair import (
+    MAX_NACK_WORK,
+    MAX_REPAIRS_PER_REQUESTER,
+    MAX_REPAIRS_PER_STRANGER,
+    MAX_STRANGER_NACKS,
+)
+from rmp.sender import IMAGE_FIRST_WINDOW
 from rmp.stations import NEW_STATION_HISTORY, STRANGER_GAP
-from rmp.wire import Data, Join, Nack, NackRange, Retransmit, RmpPacket, ntp_middle32
+from rmp.wire import Data, Image, Join, Nack, NackRange, Retransmit, RmpPacket, ntp_middle32
 from tests.rmp.core_harness import (
     B,
     J,
@@ -168,3 +174,27 @@ def test_timer_work_does_not_grow_with_the_stations_heard() -> None:
     assert not any(s.ident >= PHANTOM for s in node.core.stations)  # forgotten (30 s)
     # Sanity: a single nack option names one packet.
     assert Nack(0, 1, B).seq == 1
+
+
+def test_an_image_for_a_joiner_that_confirms_nothing_is_bounded() -> None:
+    """A phantom's join request is answered (it may be real), but its image stops after
+    IMAGE_FIRST_WINDOW parts until the joiner confirms some (a real one does every 16)."""
+    node = ready_node(J, {"profile": "lan", "answer_spread": 0.0})
+    node.receive(RmpPacket(0, ntp_middle32(6.0), (Join(255),), source=PHANTOM), 6.0)
+    (request,) = node.requests()
+    node.provide(request, bytes(range(256)) * 2000, 6.0)  # 512,000 bytes: ~430 parts
+    node.run_until(8.0)
+    parts = [s for s in node.sent if s.options_of(Image) and s.remind is None]
+    assert len(parts) == IMAGE_FIRST_WINDOW
+
+
+def test_nack_packets_for_strangers_gaps_are_bounded_per_nack_retry() -> None:
+    node = ready_node(J, {"profile": "lan"})
+    stamp = ntp_middle32(6.0)
+    for index in range(200):
+        node.receive(RmpPacket(10, stamp, (Data(),), b"p", source=PHANTOM + index), 6.0)
+    mark = len(node.sent)
+    node.run_until(6.0 + 0.25 - 1e-6)  # within one nack_retry of the lan profile
+    nack_packets = [s for s in node.sent[mark:] if s.options_of(Nack) or s.options_of(NackRange)]
+    assert len(nack_packets) == MAX_STRANGER_NACKS
+    assert node.counter("nacks_deferred") == 200 - MAX_STRANGER_NACKS
