@@ -183,6 +183,22 @@ def longest_gap(times: list[float], start: float, end: float) -> float:
     return max(b - a for a, b in pairwise(points))
 
 
+def gap_report(records: tuple[object, ...], real: int) -> None:
+    """With BENCH_FORGED_GAPS set: what the member recorded around its longest delivery gap."""
+    if not os.environ.get("BENCH_FORGED_GAPS"):
+        return
+    times = [r.t_us for r in records if isinstance(r, DeliveredRecord) and r.origin == real]
+    start, end = max(pairwise(times), key=lambda pair: pair[1] - pair[0])
+    print(f"longest gap: {(end - start) / 1000:.0f} ms")
+    kinds: dict[str, int] = {}
+    for record in records:
+        t_us = getattr(record, "t_us", None)
+        if t_us is not None and start <= t_us <= end:
+            name = getattr(record, "name", type(record).__name__)
+            kinds[name] = kinds.get(name, 0) + 1
+    print(f"  recorded meanwhile: {kinds}")
+
+
 def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
     rng = random.Random()
     host = f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
@@ -241,6 +257,7 @@ def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
         drawer.communicate(timeout=60)
         report = json.loads(out)
         log = read_log(report["log"])
+        gap_report(log.records, real)
         times = [
             r.t_us / 1e6 for r in log.records if isinstance(r, DeliveredRecord) and r.origin == real
         ]

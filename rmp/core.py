@@ -53,6 +53,8 @@ from rmp.wire import (
     decode,
 )
 
+MAX_WI_DELIVERIES_PER_TIMER = 64
+
 __all__ = ["COUNTERS", "MAX_PACKET", "MAX_PAYLOAD", "Phase", "RmpCore", "make_core"]
 
 
@@ -207,8 +209,12 @@ class RmpCore:
         # Only the stations whose own deadline has come: the timer's work does not grow with
         # the number of stations heard (issue 17: phantom stations must cost bounded work).
         due = s.stations.take_due(now)
+        # WI deliveries per timer call are bounded too: a crowd of stations whose waiting
+        # packets fall due together is delivered over several calls, with the sockets read
+        # in between (their deadlines stay due, so the timer comes back at once).
+        budget = MAX_WI_DELIVERIES_PER_TIMER
         for station in due:
-            self._sequencer.expire_waiting(station, now)
+            budget -= self._sequencer.expire_waiting(station, now, budget)
             self._repair.send_due_nacks(station, now)
         self._repair.flush_repairs(now)
         self._sender.pace(now)

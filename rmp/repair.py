@@ -23,6 +23,7 @@ MAX_NACK_WORK = 256  # packets acted on for all the NACK options of one received
 # 8 bytes and us a retransmission each; a forged one must not make us flood the group).
 MAX_REPAIRS_PER_REQUESTER = 1024
 MAX_REPAIRS_PER_STRANGER = 64  # ... and per stranger requester (none of its data came in order)
+MAX_STRANGER_REPAIRS = 256  # ... and for all stranger requesters together
 # NACK packets for strangers' gaps we send per nack_retry, in all: a thousand phantom stations
 # with a gap each must not make us multicast a thousand NACKs every retry. The rest wait.
 MAX_STRANGER_NACKS = 16
@@ -59,6 +60,8 @@ class RepairEngine:
         self.repairs: dict[RepairKey, Repair] = {}
         self._repairs_due = math.inf  # never later than the earliest repair's due time
         self._nack_work = 0  # packets acted on for the NACKs of the packet being received
+        self._stranger_repairs = 0  # repairs scheduled for stranger requesters since ...
+        self._stranger_repairs_since = -math.inf  # ... this moment (MAX_STRANGER_REPAIRS)
         self._stranger_nacks = 0  # NACK packets for strangers' gaps since ...
         self._stranger_nacks_since = -math.inf  # ... this moment (MAX_STRANGER_NACKS)
         self.recent: dict[RecentKey, float] = {}  # in the order made, so in time order
@@ -250,8 +253,14 @@ class RepairEngine:
         """Whether ``requester`` may still be repaired in this nack_retry interval."""
         if now >= requester.served_since + self._s.params.nack_retry:
             requester.served_since, requester.repairs_served = now, 0
-        share = MAX_REPAIRS_PER_STRANGER if requester.stranger else MAX_REPAIRS_PER_REQUESTER
-        return requester.repairs_served < share
+        if not requester.stranger:
+            return requester.repairs_served < MAX_REPAIRS_PER_REQUESTER
+        if now >= self._stranger_repairs_since + self._s.params.nack_retry:
+            self._stranger_repairs_since, self._stranger_repairs = now, 0
+        return (
+            requester.repairs_served < MAX_REPAIRS_PER_STRANGER
+            and self._stranger_repairs < MAX_STRANGER_REPAIRS
+        )
 
     def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
         if not self._share_left(requester, now):
@@ -267,6 +276,8 @@ class RepairEngine:
             self._repairs_due = min(self._repairs_due, due)
         if requester.ident not in repair.requesters:
             requester.repairs_served += 1
+            if requester.stranger:
+                self._stranger_repairs += 1
         repair.requesters[requester.ident] = requester.address
 
     # -- retransmitting (§2.7) ---------------------------------------------------------------

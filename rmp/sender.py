@@ -90,7 +90,13 @@ class Sender:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
         every active station, so none of them can leave the store before it is repaired."""
         s = self._s
-        confirmed = [t.confirmed_mine for t in s.stations if t.state is MemberState.ACTIVE]
+        # Not a stranger that has confirmed nothing of ours (none of its data came in sequence
+        # either): phantom stations would hold the window shut until suspected (issue 17).
+        confirmed = [
+            t.confirmed_mine
+            for t in s.stations
+            if t.state is MemberState.ACTIVE and (t.confirmed_mine or not t.stranger)
+        ]
         return s.seq - min(confirmed, default=s.seq) < s.params.window
 
     def _window_open(self, job: ImageJob) -> bool:

@@ -138,13 +138,15 @@ class Sequencer:
             else:
                 return
 
-    def expire_waiting(self, station: Station, now: float) -> None:
+    def expire_waiting(self, station: Station, now: float, budget: int = MAX_WAITING) -> int:
         """§2.3: "If a time period of WI seconds elapsed before the reception of the answer to
         the Nack, the corresponding packet is delivered to the application." The missing one,
-        when it comes, is delivered as a late arrival (§3)."""
-        if not station.waiting or not self._s.serving():
-            return
-        for seq in sorted(s for s, w in station.waiting.items() if w.deliver_at <= now):
+        when it comes, is delivered as a late arrival (§3). At most ``budget`` packets (the
+        rest stay due: the core comes back for them); returns how many were delivered."""
+        if not station.waiting or not self._s.serving() or budget <= 0:
+            return 0
+        expired = sorted(s for s, w in station.waiting.items() if w.deliver_at <= now)
+        for seq in expired[:budget]:
             waiting = station.waiting.pop(seq)
             station.delivered_ahead.add(seq)
             self._s.counters["wi_expiries"] += 1
@@ -152,6 +154,7 @@ class Sequencer:
                 "wait_interval_expired", {"source": station.ident, "seq": seq}
             )
             self._consume(station, waiting.packet, now)
+        return min(len(expired), budget)
 
     def detect_gap(self, station: Station, seq: int, now: float) -> None:
         """``seq`` is known to exist (a header's S_n, a confirmation): ask for what is behind."""

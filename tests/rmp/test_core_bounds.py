@@ -11,10 +11,21 @@ from rmp.repair import (
     MAX_REPAIRS_PER_REQUESTER,
     MAX_REPAIRS_PER_STRANGER,
     MAX_STRANGER_NACKS,
+    MAX_STRANGER_REPAIRS,
 )
 from rmp.sender import IMAGE_FIRST_WINDOW
 from rmp.stations import NEW_STATION_HISTORY, STRANGER_GAP
-from rmp.wire import Data, Image, Join, Nack, NackRange, Retransmit, RmpPacket, ntp_middle32
+from rmp.wire import (
+    Confirm,
+    Data,
+    Image,
+    Join,
+    Nack,
+    NackRange,
+    Retransmit,
+    RmpPacket,
+    ntp_middle32,
+)
 from tests.rmp.core_harness import (
     B,
     J,
@@ -198,3 +209,33 @@ def test_nack_packets_for_strangers_gaps_are_bounded_per_nack_retry() -> None:
     nack_packets = [s for s in node.sent[mark:] if s.options_of(Nack) or s.options_of(NackRange)]
     assert len(nack_packets) == MAX_STRANGER_NACKS
     assert node.counter("nacks_deferred") == 200 - MAX_STRANGER_NACKS
+
+
+def test_repairs_for_all_strangers_together_are_bounded_per_nack_retry() -> None:
+    node = ready_node(J, {"profile": "lan", "answer_spread": 0.0})
+    for index in range(300):
+        node.send(f"s{index}".encode(), 6.0 + index / 4000)
+    node.run_until(7.0)
+    mark = len(node.sent)
+    for index in range(50):  # 50 phantom requesters, 6 packets asked each: 300 in all
+        nack = NackRange(255, 1 + 6 * index, J, 6)
+        node.receive(control_packet(PHANTOM + index, 1, 7.0, nack), 7.0)
+    node.run_until(7.1)
+    repaired = {o.packet.seq for s, o in node.retransmits() if node.sent.index(s) >= mark}
+    assert len(repaired) == MAX_STRANGER_REPAIRS
+
+
+def test_phantom_stations_do_not_hold_our_send_window_shut() -> None:
+    """§5's window (ours) waits for active stations' confirmations; a stranger that has
+    confirmed nothing of ours (a phantom) does not hold it, or a few forged packets would stop
+    a member drawing until they are suspected."""
+    node = ready_node(J, {"profile": "lan", "window": 8, "retention_count": 16})
+    node.receive(data_packet(B, 1, 6.0), 6.0)
+    node.receive(RmpPacket(50, ntp_middle32(6.0), (Data(),), b"p", source=PHANTOM), 6.0)
+    for index in range(20):
+        node.send(f"s{index}".encode(), 6.0)
+    node.run_until(6.1)
+    assert len(node.data_sent()) == 8  # B has confirmed nothing: the window is shut at 8
+    node.receive(control_packet(B, 1, 6.1, Confirm(8, J)), 6.1)
+    node.run_until(6.2)
+    assert len(node.data_sent()) == 16  # B's confirmation opens it; the phantom does not hold it
