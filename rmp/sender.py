@@ -80,11 +80,9 @@ class Sender:
         phase = self._s.phase
         if phase is not Phase.READY and not (phase is Phase.LEAVING and self.sends):
             return False
-        if not self.sends and not self.image_jobs:
+        if not self.sends and not any(self._window_open(j) for j in self.image_jobs.values()):
             return False  # nothing to send: no need to look at every station's window
-        if not self.send_window_open():
-            return False
-        return bool(self.sends) or any(self._window_open(j) for j in self.image_jobs.values())
+        return self.send_window_open()
 
     def send_window_open(self) -> bool:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
@@ -121,8 +119,8 @@ class Sender:
         if not self._s.serving():
             return
         while now >= self.next_send_at:
-            if not self.sends and not self.image_jobs:
-                return
+            if not self.sends and not any(self._window_open(j) for j in self.image_jobs.values()):
+                return  # nothing we may send: the window over every station need not be read
             if not self.send_window_open():
                 self._reminder.hurry(now)
                 return
