@@ -178,6 +178,8 @@ def real_station(group: str, port: int, timeout: float = 30.0) -> tuple[int, int
 
 
 def longest_gap(times: list[float], start: float, end: float) -> float:
+    """The longest time in [start, end] without a delivery of the real station's strokes:
+    the member's stalls, and the drawing station's (it is attacked too)."""
     inside = [t for t in times if start <= t <= end]
     points = [start, *inside, end]
     return max(b - a for a, b in pairwise(points))
