@@ -126,7 +126,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def peer(group: str, name: str, log_dir: str, *args: str) -> subprocess.Popen[str]:
-    profile = os.environ.get("BENCH_FORGED_PROFILE") if name == "member" else None
+    profile = os.environ.get(f"BENCH_FORGED_PROFILE_{name.upper()}")
     command = [
         sys.executable,
         *(["-m", "cProfile", "-o", profile] if profile else []),

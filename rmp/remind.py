@@ -56,7 +56,8 @@ class Reminder:
         source = option.source
         if source == s.member_id:
             seq = unwrap(option.seq, s.seq)
-            confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
+            if seq <= s.seq:  # a confirmation of a packet we never sent is nobody's
+                confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
             return
         if source == confirmer.ident:
             return

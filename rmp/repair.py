@@ -22,8 +22,8 @@ MAX_NACK_WORK = 256  # packets acted on for all the NACK options of one received
 # Repairs one requester may have us schedule per nack_retry (extension: a NACK costs its sender
 # 8 bytes and us a retransmission each; a forged one must not make us flood the group).
 MAX_REPAIRS_PER_REQUESTER = 1024
-MAX_REPAIRS_PER_STRANGER = 64  # ... and per stranger requester (none of its data came in order)
-MAX_STRANGER_REPAIRS = 256  # ... and for all stranger requesters together
+MAX_REPAIRS_PER_STRANGER = 64  # ... and per newcomer requester (a stranger, heard lately)
+MAX_STRANGER_REPAIRS = 256  # ... and for all newcomer requesters together
 # NACK packets for strangers' gaps we send per nack_retry, in all: a thousand phantom stations
 # with a gap each must not make us multicast a thousand NACKs every retry. The rest wait.
 MAX_STRANGER_NACKS = 16
@@ -253,7 +253,11 @@ class RepairEngine:
         """Whether ``requester`` may still be repaired in this nack_retry interval."""
         if now >= requester.served_since + self._s.params.nack_retry:
             requester.served_since, requester.repairs_served = now, 0
-        if not requester.stranger:
+        # A newcomer: a stranger (none of its data came in sequence) heard for less than
+        # suspect_after. A viewer heard for long is not one, though it never sends data: the
+        # newcomers' shared pool (phantoms draw on it) must not starve it.
+        newcomer = requester.stranger and now - requester.first_heard < self._s.params.suspect_after
+        if not newcomer:
             return requester.repairs_served < MAX_REPAIRS_PER_REQUESTER
         if now >= self._stranger_repairs_since + self._s.params.nack_retry:
             self._stranger_repairs_since, self._stranger_repairs = now, 0
@@ -276,7 +280,7 @@ class RepairEngine:
             self._repairs_due = min(self._repairs_due, due)
         if requester.ident not in repair.requesters:
             requester.repairs_served += 1
-            if requester.stranger:
+            if requester.stranger and now - requester.first_heard < self._s.params.suspect_after:
                 self._stranger_repairs += 1
         repair.requesters[requester.ident] = requester.address
 

@@ -12,6 +12,7 @@ from rmp.context import MAX_PACKET, Phase, Shared
 from rmp.image import split_image
 from rmp.ordering import Delivery
 from rmp.remind import Reminder
+from rmp.stations import WINDOW_VERSION
 from rmp.wire import Data, Image, RmpPacket
 
 MAX_PENDING_SENDS = 100_000
@@ -42,6 +43,10 @@ class Sender:
         self.image_jobs: dict[int, ImageJob] = {}
         self._image_turn = False
         self.next_send_at = 0.0
+        # The lowest confirmation of ours among the stations that hold the window (None: no
+        # such station), as of WINDOW_VERSION (rmp/stations.py).
+        self._floor: int | None = None
+        self._floor_version = -1
 
     def queue(self, payload: bytes, now: float) -> None:
         if len(self.sends) >= MAX_PENDING_SENDS:
@@ -88,14 +93,22 @@ class Sender:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
         every active station, so none of them can leave the store before it is repaired."""
         s = self._s
-        # Not a stranger that has confirmed nothing of ours (none of its data came in sequence
-        # either): phantom stations would hold the window shut until suspected (issue 17).
-        confirmed = [
-            t.confirmed_mine
-            for t in s.stations
-            if t.state is MemberState.ACTIVE and (t.confirmed_mine or not t.stranger)
-        ]
-        return s.seq - min(confirmed, default=s.seq) < s.params.window
+        if self._floor_version != WINDOW_VERSION[0]:
+            # Only stations whose own data we have taken in sequence hold it: a stranger may be
+            # a phantom, and forged confirmations of ours (or none) would hold the window shut
+            # until it is suspected (issue 17). The store (retention_count, well above the
+            # window) still keeps our packets for a station that only listens.
+            self._floor = min(
+                (
+                    t.confirmed_mine
+                    for t in s.stations
+                    if t.state is MemberState.ACTIVE and not t.stranger
+                ),
+                default=None,
+            )
+            self._floor_version = WINDOW_VERSION[0]
+        floor = s.seq if self._floor is None else self._floor
+        return s.seq - floor < s.params.window
 
     def _window_open(self, job: ImageJob) -> bool:
         station = self._s.stations.get(job.joiner)

@@ -41,6 +41,14 @@ class Waiting:
     deliver_at: float
 
 
+# What the send window (rmp/sender.py) reads of each station; any change to one of these bumps
+# WINDOW_VERSION[0], so that the window is recomputed only then, not on every call (issue 17:
+# reading every station's confirmations per datagram was a member's largest cost under a flood
+# of phantom stations).
+_WINDOW_FIELDS = frozenset({"confirmed_mine", "state", "accepted_any"})
+WINDOW_VERSION = [0]
+
+
 @dataclass(slots=True)
 class Station:
     """One entry of the active station list (§2.1), plus what the protocol keeps per peer."""
@@ -74,10 +82,16 @@ class Station:
     repairs_served: int = 0  # repairs scheduled for it as a requester since ...
     served_since: float = -math.inf  # ... this moment (bounded per interval, extension)
     order: int = 0  # its place in the list: due stations are worked in list order
+    first_heard: float = 0.0  # when it entered the list
 
     @property
     def stranger(self) -> bool:
         return not self.accepted_any
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _WINDOW_FIELDS:
+            WINDOW_VERSION[0] += 1
+        object.__setattr__(self, name, value)
 
 
 class StationList:
@@ -111,7 +125,9 @@ class StationList:
         depth = max((s.depth for s in self._stations.values()), default=self.depth) + 1
         station = Station(ident, last_valid, max(depth, self.depth + 1), now)
         station.order = next(self._order)
+        station.first_heard = now
         self._stations[ident] = station
+        WINDOW_VERSION[0] += 1
         return station
 
     # -- when each station needs the timer ---------------------------------------------------
@@ -153,6 +169,7 @@ class StationList:
 
     def remove(self, ident: int) -> None:
         self._stations.pop(ident, None)
+        WINDOW_VERSION[0] += 1
 
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""

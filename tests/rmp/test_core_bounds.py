@@ -234,6 +234,8 @@ def test_phantom_stations_do_not_hold_our_send_window_shut() -> None:
     node.receive(RmpPacket(50, ntp_middle32(6.0), (Data(),), b"p", source=PHANTOM), 6.0)
     for index in range(20):
         node.send(f"s{index}".encode(), 6.0)
+    # The phantom forges a confirmation of our packet 1: still not a station to wait for.
+    node.receive(control_packet(PHANTOM, 50, 6.0, Confirm(1, J)), 6.0)
     node.run_until(6.1)
     assert len(node.data_sent()) == 8  # B has confirmed nothing: the window is shut at 8
     node.receive(control_packet(B, 1, 6.1, Confirm(8, J)), 6.1)
