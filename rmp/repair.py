@@ -191,7 +191,10 @@ class RepairEngine:
         if last < first:
             return
         self._nack_work += last - first + 1
-        self._share_nacks(source, first, last, option.nack_number, now)
+        if not self._newcomer(requester, now) or self._share_left(requester, now):
+            # Not a newcomer's NACK (a phantom's?) once the newcomers' repairs are spent: its
+            # repair will not come from us, and forged NACKs must not keep ours postponed.
+            self._share_nacks(source, first, last, option.nack_number, now)
         # §2.6: "The station whose depth value is equal or less than this number must answer
         # the request" (the virtual queue that prevents NACK implosion).
         if not trusted or not s.serving() or s.stations.depth > option.nack_number:
@@ -249,15 +252,17 @@ class RepairEngine:
         """A received packet begins: its NACK options share one work budget."""
         self._nack_work = 0
 
+    def _newcomer(self, station: Station, now: float) -> bool:
+        """A stranger (none of its data came in sequence) heard for less than suspect_after.
+        A viewer heard for long is not one, though it never sends data."""
+        return station.stranger and now - station.first_heard < self._s.params.suspect_after
+
     def _share_left(self, requester: Station, now: float) -> bool:
         """Whether ``requester`` may still be repaired in this nack_retry interval."""
         if now >= requester.served_since + self._s.params.nack_retry:
             requester.served_since, requester.repairs_served = now, 0
-        # A newcomer: a stranger (none of its data came in sequence) heard for less than
-        # suspect_after. A viewer heard for long is not one, though it never sends data: the
-        # newcomers' shared pool (phantoms draw on it) must not starve it.
-        newcomer = requester.stranger and now - requester.first_heard < self._s.params.suspect_after
-        if not newcomer:
+        # The newcomers' shared pool (phantoms draw on it) must not starve anyone else.
+        if not self._newcomer(requester, now):
             return requester.repairs_served < MAX_REPAIRS_PER_REQUESTER
         if now >= self._stranger_repairs_since + self._s.params.nack_retry:
             self._stranger_repairs_since, self._stranger_repairs = now, 0
@@ -280,7 +285,7 @@ class RepairEngine:
             self._repairs_due = min(self._repairs_due, due)
         if requester.ident not in repair.requesters:
             requester.repairs_served += 1
-            if requester.stranger and now - requester.first_heard < self._s.params.suspect_after:
+            if self._newcomer(requester, now):
                 self._stranger_repairs += 1
         repair.requesters[requester.ident] = requester.address
 

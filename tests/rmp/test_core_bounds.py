@@ -241,3 +241,19 @@ def test_phantom_stations_do_not_hold_our_send_window_shut() -> None:
     node.receive(control_packet(B, 1, 6.1, Confirm(8, J)), 6.1)
     node.run_until(6.2)
     assert len(node.data_sent()) == 16  # B's confirmation opens it; the phantom does not hold it
+
+
+def test_forged_nacks_cannot_keep_our_own_nacks_postponed() -> None:
+    """SRM-style suppression (another's NACK for a packet we lack postpones ours): not by a
+    newcomer's NACK once the newcomers' repairs are spent, or phantoms asking for a real
+    member's packets would keep us from asking for the one we lack."""
+    node = ready_node(J, {"profile": "lan"})
+    for seq in (1, 2, 3):
+        node.receive(data_packet(B, seq, 6.0), 6.0)
+    for index in range(100):  # 300 requests of B's packets: the newcomers' pool is spent
+        nack = NackRange(255, 1, B, 3)
+        node.receive(control_packet(PHANTOM + index, 1, 6.0, nack), 6.0)
+    node.receive(data_packet(B, 5, 6.0), 6.0)  # we lack B's 4
+    node.receive(control_packet(PHANTOM, 1, 6.0, Nack(0, 4, B)), 6.0)
+    node.run_until(6.1)
+    assert any(at < 6.1 and isinstance(o, Nack) and o.seq == 4 for at, o in node.nacks())
