@@ -13,6 +13,10 @@ from rmp.stations import Station
 from rmp.wire import Confirm, Join, RmpPacket
 
 MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes a station)
+# Joiners answered at once (due, waiting for the board, or answered within image_stall), at most:
+# each costs the application a copy of the board and us an image; a burst of join requests from
+# phantom stations must not (extension, issue 17). A joiner refused asks again (§2.8).
+MAX_JOINERS_SERVED = 8
 
 Sending = Callable[[int], bool]  # an image to this joiner is on its way (the sender's)
 
@@ -63,6 +67,9 @@ class JoinAnswers:
         if self._sending(joiner.ident) or joiner.ident in self.due:
             return  # its image will be on its way (the sequence repairs any loss)
         if any(a.joiner == joiner.ident for a in self.requests.values()):
+            return
+        if len(self.due) + len(self.requests) + len(self.answered) >= MAX_JOINERS_SERVED:
+            s.counters["joins_refused"] += 1
             return
         # §2.8: "the station with the depth value equal or less than this number must answer".
         if s.stations.depth > join.join_number:

@@ -45,6 +45,14 @@ COUNTERS = (
     "repairs_unavailable",
     "packets_given_up",
     "members_refused",
+    # Issue 17's bounds: what was refused or given up rather than let a packet cost unbounded
+    # work or state (docs/rmp.md, "Bounds").
+    "history_given_up",  # packets before a station's first heard one, not asked for
+    "far_jumps_refused",  # data packets beyond MAX_GAP ahead of a known station's sequence
+    "gaps_refused",  # gaps not tracked: the station's MAX_GAP (a stranger's STRANGER_GAP) full
+    "repairs_refused",  # repairs a requester asked beyond its share (or the pending bound)
+    "nacks_deferred",  # NACKs for a stranger's gap put off: MAX_STRANGER_NACKS per nack_retry
+    "joins_refused",  # join requests left unanswered: MAX_JOINERS_SERVED being served
 )
 
 

@@ -53,6 +53,8 @@ from rmp.wire import (
     decode,
 )
 
+MAX_WI_DELIVERIES_PER_TIMER = 64
+
 __all__ = ["COUNTERS", "MAX_PACKET", "MAX_PAYLOAD", "Phase", "RmpCore", "make_core"]
 
 
@@ -88,6 +90,9 @@ class RmpCore:
         old, self._shared.phase = self._shared.phase, phase
         if old is not phase:
             self._upper.protocol_event("phase", {"from": old.value, "to": phase.value})
+            # Some deadlines count only in some phases (WI only once joined): reckon them.
+            for station in self._shared.stations:
+                self._note_due(station)
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -201,29 +206,48 @@ class RmpCore:
         self._answers.forget(now)
         s.store.expire(now)
         s.own_store.expire(now)
-        for station in s.stations:
-            self._sequencer.expire_waiting(station, now)
+        # Only the stations whose own deadline has come: the timer's work does not grow with
+        # the number of stations heard (issue 17: phantom stations must cost bounded work).
+        due = s.stations.take_due(now)
+        # WI deliveries per timer call are bounded too: a crowd of stations whose waiting
+        # packets fall due together is delivered over several calls, with the sockets read
+        # in between (their deadlines stay due, so the timer comes back at once).
+        budget = MAX_WI_DELIVERIES_PER_TIMER
+        for station in due:
+            budget -= self._sequencer.expire_waiting(station, now, budget)
             self._repair.send_due_nacks(station, now)
         self._repair.flush_repairs(now)
         self._sender.pace(now)
         self._reminder.remind(now)
         self._sender.keepalive(now)
-        self._members.watch(now)
+        self._members.watch(now, due)
         self._sender.watch_image_jobs(now)
         self._check_leave(now)
+        for station in due:
+            if s.stations.get(station.ident) is station:
+                self._note_due(station)
+
+    def _note_due(self, station: Station) -> None:
+        """Tell the station list when ``station`` next needs the timer (liveness, WI, NACKs)."""
+        deadlines = [self._members.due(station)]
+        for part_due in (self._sequencer.due(station), self._repair.nack_due(station)):
+            if part_due is not None:
+                deadlines.append(part_due)
+        self._shared.stations.note_due(station, min(deadlines))
 
     def get_timer(self) -> float | None:
         s = self._shared
         if s.phase is Phase.FINISHED:
             return None
+        # O(1) in the number of stations: their deadlines are kept in the station list's heap.
         deadlines = [
             *self._joiner.deadlines(),
-            *self._members.deadlines(),
-            *self._sequencer.deadlines(),
-            *self._repair.deadlines(),
             *self._answers.deadlines(),
             *self._sender.deadlines(),
         ]
+        for due in (s.stations.next_due(), self._repair.repairs_due()):
+            if due is not None:
+                deadlines.append(due)
         if self._reminder.next_remind_at is not None:
             deadlines.append(self._reminder.next_remind_at)
         if s.serving():
@@ -248,6 +272,11 @@ class RmpCore:
             self._on_join(station, join, packet, now)
             return
         self._joiner.heard(station, now)
+        # §4.1: its header carries its current S_n (a data packet's own number, a control
+        # packet's S_n): what it says it has sent, which bounds what we may give up (repair.py).
+        station.source_seq = unwrap(packet.seq, station.last_valid)
+        station.source_seq_at = now
+        self._repair.new_packet()
         remind = options[0] if options and isinstance(options[0], Remind) else None
         # §2.4: when the remind number is below our depth, the NACKs in the packet are not ours
         # to answer, and no retransmission is made on its confirmations.
@@ -269,6 +298,8 @@ class RmpCore:
             self._sequencer.detect_gap(station, seq, now)
         if remind is not None:
             self._repair.on_remind(station, packet, remind, trusted, now)
+        if station.confirmed_mine < self._shared.seq and self._shared.serving():
+            self._reminder.wake(now)  # §2.4: it lacks our last packet, whenever we met it
         if self._sender.image_jobs or self._sender.sends:
             self._sender.pace(now)  # confirmations may have opened the window
 

@@ -188,6 +188,7 @@ class Joiner:
             if station is None:
                 continue
             station.last_valid = unwrap(wire, station.last_valid) if station.last_valid else wire
+            station.history_known = True  # §2.8: the list says where its sequence starts
             station.confirmed = True
             for seq in [s for s in station.waiting if s <= station.last_valid]:
                 del station.waiting[seq]
@@ -226,11 +227,17 @@ class Joiner:
     def become_ready(self, now: float, alone: bool) -> None:
         s = self._s
         if alone:
-            # Whatever we heard while waiting is the start of each station's sequence for us.
+            # No list says where each station's sequence starts: the first packet we heard of
+            # it does, as for a station first heard once joined (Sequencer.take_in): what is
+            # before it is asked for (the last NEW_STATION_HISTORY of it) or given up and
+            # reported, never skipped in silence.
+            sequencer = self._links.sequencer
             for station in s.stations:
                 if station.waiting:
-                    station.last_valid = min(station.waiting) - 1
-                self._links.sequencer.drain(station, now)
+                    first = min(station.waiting)
+                    sequencer.take_in(station, first, now)
+                    sequencer.mark_missing(station, station.last_valid + 1, first - 1, now)
+                sequencer.drain(station, now)
         self._links.enter(Phase.READY)
         self.next_join_at = None
         s.stations.joined()  # §2.5: depth = active stations + 1

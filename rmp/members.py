@@ -3,7 +3,7 @@ as the application sees them (member_changed). The depth queue is ``StationList`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from coreapi import Address, MemberState
 from rmp.context import Shared
@@ -41,6 +41,7 @@ class Members:
                 s.upper.member_changed(ident, MemberState.ACTIVE)
         if addr is not None:
             station.address = addr
+        s.stations.note_due(station, self.due(station))
         return station
 
     def known(self, ident: int, now: float) -> Station | None:
@@ -49,17 +50,25 @@ class Members:
         return station if station is not None else self.heard(ident, now, None)
 
     def deadlines(self) -> Iterator[float]:
-        p = self._s.params
         for station in self._s.stations:
-            active = station.state is MemberState.ACTIVE
-            yield station.last_heard + (p.suspect_after if active else p.forget_after)
+            yield self.due(station)
 
-    def watch(self, now: float) -> None:
+    def due(self, station: Station) -> float:
+        """When its silence makes it suspected, or (already suspected) forgotten."""
+        p = self._s.params
+        active = station.state is MemberState.ACTIVE
+        return station.last_heard + (p.suspect_after if active else p.forget_after)
+
+    def watch(self, now: float, stations: Iterable[Station] | None = None) -> None:
+        """Suspect or forget the silent among ``stations`` (all of them by default)."""
         s = self._s
-        for station in s.stations:
+        for station in s.stations if stations is None else stations:
+            if s.stations.get(station.ident) is not station:
+                continue
             if now >= station.last_heard + s.params.forget_after:
                 s.stations.remove(station.ident)
                 self._forgotten(station.ident)
+                self._report_unrecovered(station)
                 s.upper.member_changed(station.ident, MemberState.LEFT)
             elif (
                 now >= station.last_heard + s.params.suspect_after
@@ -67,3 +76,18 @@ class Members:
             ):
                 station.state = MemberState.SUSPECTED
                 s.upper.member_changed(station.ident, MemberState.SUSPECTED)
+
+    def _report_unrecovered(self, station: Station) -> None:
+        """A station forgotten while we still missed some of its packets: they are lost to us
+        now (nobody will answer for a station we no longer track), so say so, as giving up
+        does (§2.3's wait cannot go on), rather than let them vanish with the entry."""
+        if not station.missing:
+            return
+        s = self._s
+        s.counters["packets_given_up"] += len(station.missing)
+        if station.stranger:
+            return  # nothing of it ever came in sequence (a phantom?): counted, not announced
+        s.upper.failure(
+            f"{len(station.missing)} drawing packet(s) from member {station.ident:08x} could "
+            "not be recovered before it was forgotten"
+        )

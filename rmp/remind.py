@@ -39,12 +39,25 @@ class Reminder:
     def stop(self) -> None:
         self.next_remind_at = None
 
+    def wake(self, now: float) -> None:
+        """A station has not confirmed our last packet, and no reminder is due: one must be.
+        §2.4 asks for reminders while the last message is unconfirmed, whoever lacks it: a
+        station heard after we sent it (or that confirms an older number) is reminded too, and
+        its NACKs for what is in between follow. Not once remind_limit is spent on it."""
+        if self.last_data is None or self.next_remind_at is not None:
+            return
+        if self.remind_count >= self._s.params.remind_limit:
+            return
+        p = self._s.params
+        self.next_remind_at = now + self._s.rng.uniform(p.remind_min, p.remind_max)
+
     def on_confirm(self, confirmer: Station, option: Confirm, now: float) -> None:
         s = self._s
         source = option.source
         if source == s.member_id:
             seq = unwrap(option.seq, s.seq)
-            confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
+            if seq <= s.seq:  # a confirmation of a packet we never sent is nobody's
+                confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
             return
         if source == confirmer.ident:
             return

@@ -3,7 +3,8 @@ others miss when our depth obliges us (§2.6), and answering reminders (§2.4, �
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import math
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from coreapi import Address
@@ -11,12 +12,23 @@ from coreapi.seqnum import to_wire, unwrap
 from rmp.context import Shared
 from rmp.remind import Reminder
 from rmp.sequencing import Sequencer
-from rmp.stations import Station
+from rmp.stations import Missing, Station
 from rmp.wire import Confirm, Nack, NackRange, Remind, Retransmit, RmpPacket
 
 MAX_NACKS_PER_PACKET = 100
 MAX_PENDING_REPAIRS = 4096
 MAX_NACK_SPAN = 256  # packets of one NackRange acted on
+MAX_NACK_WORK = 256  # packets acted on for all the NACK options of one received packet
+# Repairs one requester may have us schedule per nack_retry (extension: a NACK costs its sender
+# 8 bytes and us a retransmission each; a forged one must not make us flood the group).
+MAX_REPAIRS_PER_REQUESTER = 1024
+MAX_REPAIRS_PER_STRANGER = 64  # ... and per newcomer requester (a stranger, heard lately)
+MAX_STRANGER_REPAIRS = 256  # ... and for all newcomer requesters together
+# NACK packets for strangers' gaps we send per nack_retry, in all: a thousand phantom stations
+# with a gap each must not make us multicast a thousand NACKs every retry. The rest wait.
+MAX_STRANGER_NACKS = 16
+STRANGER_BACKOFF_AFTER = 4  # a stranger's packets asked for this often: retries back off
+STRANGER_BACKOFF_MAX = 64  # ... doubling up to this many nack_retry intervals
 REMIND_REPAIR_SPAN = 32  # packets repaired behind one confirmation in a reminder (§2.5)
 
 # The station named in someone else's packet: known, or added but not heard (the core's).
@@ -46,37 +58,70 @@ class RepairEngine:
         self._reminder = reminder
         self._known = known
         self.repairs: dict[RepairKey, Repair] = {}
-        self.recent: dict[RecentKey, float] = {}
+        self._repairs_due = math.inf  # never later than the earliest repair's due time
+        self._nack_work = 0  # packets acted on for the NACKs of the packet being received
+        self._stranger_repairs = 0  # repairs scheduled for stranger requesters since ...
+        self._stranger_repairs_since = -math.inf  # ... this moment (MAX_STRANGER_REPAIRS)
+        self._stranger_nacks = 0  # NACK packets for strangers' gaps since ...
+        self._stranger_nacks_since = -math.inf  # ... this moment (MAX_STRANGER_NACKS)
+        self.recent: dict[RecentKey, float] = {}  # in the order made, so in time order
 
     def deadlines(self) -> Iterator[float]:
         for station in self._s.stations:
-            if station.missing:
-                yield min(m.next_nack_at for m in station.missing.values())
-        if self.repairs:
-            yield min(r.due for r in self.repairs.values())
+            due = self.nack_due(station)
+            if due is not None:
+                yield due
+        due = self.repairs_due()
+        if due is not None:
+            yield due
+
+    def nack_due(self, station: Station) -> float | None:
+        """The station's next NACK, or the moment its oldest gap may be given up."""
+        if not station.missing:
+            return None
+        due = min(m.next_nack_at for m in station.missing.values())
+        for seq, entry in station.missing.items():  # in time order: the first that may go
+            if _may_give_up(station, seq, entry):
+                due = min(due, entry.detected_at + self._s.params.give_up_after)
+                break
+        return max(due, station.nacks_held_until)  # nothing is done while held
+
+    def repairs_due(self) -> float | None:
+        """The earliest repair due: a bound kept as repairs come and go, not a scan per call."""
+        return self._repairs_due if self.repairs else None
 
     def clear(self) -> None:
         self.repairs.clear()
+        self._repairs_due = math.inf
 
     # -- asking (§2.3, §2.6) -----------------------------------------------------------------
 
     def send_due_nacks(self, station: Station, now: float) -> None:
-        if not station.missing:
+        if not station.missing or now < station.nacks_held_until:
             return
         p = self._s.params
-        stale = [s for s, m in station.missing.items() if now - m.detected_at > p.give_up_after]
-        if stale:
-            self._sequencer.give_up_on(station, stale, now)
+        self._give_up_stale(station, now)
         due = sorted(s for s, m in station.missing.items() if m.next_nack_at <= now)
         if not due:
             return
+        if station.stranger and not self._stranger_nack_allowed(now):
+            # Deferred: the hold doubles each time in a row (up to 64 retries' worth), so a
+            # crowd of strangers is not revisited every nack_retry for nothing.
+            hold = min(STRANGER_BACKOFF_MAX, 2**station.nack_deferrals)
+            station.nacks_held_until = now + p.nack_retry * hold
+            station.nack_deferrals += 1
+            self._s.counters["nacks_deferred"] += 1
+            return
+        station.nack_deferrals = 0
         options = self._nack_options(station, due)
+        backs_off = self._backs_off(station, now)
         for seq in due:
             entry = station.missing[seq]
             if entry.nack_number == 0:
                 self._s.counters["nacked_packets"] += 1
             entry.nack_number += 1
-            entry.next_nack_at = now + p.nack_retry  # "but not more often" (§2.3)
+            retry = p.nack_retry * (_backoff(entry.nack_number) if backs_off else 1)
+            entry.next_nack_at = now + retry
         for start in range(0, len(options), MAX_NACKS_PER_PACKET):
             chunk = tuple(options[start : start + MAX_NACKS_PER_PACKET])
             # §2.6: the NACK is multicast: any station whose depth allows may answer it.
@@ -85,6 +130,35 @@ class RepairEngine:
             self._s.upper.protocol_event(
                 "nack_sent", {"source": station.ident, "options": len(chunk)}
             )
+
+    def _give_up_stale(self, station: Station, now: float) -> None:
+        """§2.3 waits for a missing packet; we give it up after give_up_after (reported), but
+        not one the station itself said, since the gap was found, it had not sent yet: a
+        packet claiming a number far ahead (a forger's) must not make us skip the station's
+        real packets, which are still to come (extension, issue 17)."""
+        limit = self._s.params.give_up_after
+        stale = [
+            seq
+            for seq, m in station.missing.items()
+            if now - m.detected_at >= limit and _may_give_up(station, seq, m)
+        ]
+        if stale:
+            self._sequencer.give_up_on(station, stale, now)
+
+    def _stranger_nack_allowed(self, now: float) -> bool:
+        if now >= self._stranger_nacks_since + self._s.params.nack_retry:
+            self._stranger_nacks_since, self._stranger_nacks = now, 0
+        self._stranger_nacks += 1
+        return self._stranger_nacks <= MAX_STRANGER_NACKS
+
+    def _backs_off(self, station: Station, now: float) -> bool:
+        """ "but not more often" than nack_retry (§2.3). A silent stranger's packets (none of
+        its packets came in sequence, and it has said nothing for a while) are asked for ever
+        less often after STRANGER_BACKOFF_AFTER tries: a phantom station answers nobody, and
+        what one forged packet costs us over time must be bounded (extension, issue 17)."""
+        p = self._s.params
+        quiet_for = max(p.nack_retry * STRANGER_BACKOFF_AFTER, 2 * p.keepalive)
+        return station.stranger and now - station.last_heard > quiet_for
 
     def _nack_options(self, station: Station, due: list[int]) -> list[Nack | NackRange]:
         """One option per run of consecutive packets asked for the same number of times."""
@@ -109,53 +183,110 @@ class RepairEngine:
     ) -> None:
         s = self._s
         source = option.source
-        if isinstance(option, Nack):
-            wires: Iterable[int] = (option.seq,)
-        else:
-            wires = option.missing()
-        reference = s.seq if source == s.member_id else self._reference(source)
         if not trusted and s.stations.get(source) is None:
             return
-        for index, wire in enumerate(wires):
-            if index >= MAX_NACK_SPAN:
-                break  # bounded work per option, whatever range a peer names
-            seq = unwrap(wire, reference)
-            self._share_nack(source, seq, option.nack_number, now)
-            if not trusted or not s.serving():
-                continue
-            # §2.6: "The station whose depth value is equal or less than this number must
-            # answer the request" (the virtual queue that prevents NACK implosion).
-            if s.stations.depth > option.nack_number:
-                continue
-            if s.stored(source, seq) is not None:
+        first, last = self._relevant(option)
+        # Bounded work per option and per packet, whatever range a peer names.
+        last = min(last, first + MAX_NACK_SPAN - 1, first + MAX_NACK_WORK - self._nack_work - 1)
+        if last < first:
+            return
+        self._nack_work += last - first + 1
+        if not self._newcomer(requester, now) or self._share_left(requester, now):
+            # Not a newcomer's NACK (a phantom's?) once the newcomers' repairs are spent: its
+            # repair will not come from us, and forged NACKs must not keep ours postponed.
+            self._share_nacks(source, first, last, option.nack_number, now)
+        # §2.6: "The station whose depth value is equal or less than this number must answer
+        # the request" (the virtual queue that prevents NACK implosion).
+        if not trusted or not s.serving() or s.stations.depth > option.nack_number:
+            return
+        own = source == s.member_id
+        store = s.own_store if own else s.store
+        for seq in range(first, last + 1):
+            if not self._share_left(requester, now):
+                s.counters["repairs_refused"] += last + 1 - seq  # its share is spent: stop
+                return
+            if store.get(source, seq) is not None:
                 self.schedule_repair(source, seq, requester, now)
-            elif source == s.member_id and s.own_store.was_evicted(source, seq):
+            elif own and store.was_evicted(source, seq):
                 s.counters["repairs_unavailable"] += 1
                 s.upper.protocol_event(
                     "repair_unavailable", {"requester": requester.ident, "seq": seq}
                 )
 
-    def _reference(self, source: int) -> int:
-        station = self._s.stations.get(source)
-        return station.last_valid if station is not None else 0
+    def _relevant(self, option: Nack | NackRange) -> tuple[int, int]:
+        """The part of what ``option`` asks for that we could hold or lack (unbounded numbers):
+        nothing above the highest of its numbers we hold or miss, nothing older than the
+        store keeps (or remembers evicting). A forged range of 30,000 costs what it overlaps."""
+        s = self._s
+        source = option.source
+        if isinstance(option, NackRange):
+            wire, count = option.first, option.count
+        else:
+            wire, count = option.seq, 1
+        if source == s.member_id:
+            top = s.seq
+        else:
+            station = s.stations.get(source)
+            if station is None:
+                return 0, -1
+            top = max(station.last_valid, station.seen_top, next(reversed(station.missing), 0))
+        first = unwrap(wire, top)
+        bottom = max(1, top - 2 * s.params.retention_count)
+        return max(first, bottom), min(first + count - 1, top)
 
-    def _share_nack(self, source: int, seq: int, number: int, now: float) -> None:
-        """Another station asked for a packet we lack too: ours can wait a retry interval
+    def _share_nacks(self, source: int, first: int, last: int, number: int, now: float) -> None:
+        """Another station asked for packets we lack too: ours can wait a retry interval
         (an extension, as in SRM: the answer, multicast if several ask, serves us both)."""
         station = self._s.stations.get(source)
-        if station is None:
+        if station is None or not station.missing:
             return
-        entry = station.missing.get(seq)
-        if entry is not None:
-            entry.next_nack_at = max(entry.next_nack_at, now + self._s.params.nack_retry)
-            entry.nack_number = max(entry.nack_number, number + 1)
+        later = now + self._s.params.nack_retry
+        missing = station.missing
+        for seq in range(first, last + 1):
+            entry = missing.get(seq)
+            if entry is not None:
+                entry.next_nack_at = max(entry.next_nack_at, later)
+                entry.nack_number = max(entry.nack_number, number + 1)
+
+    def new_packet(self) -> None:
+        """A received packet begins: its NACK options share one work budget."""
+        self._nack_work = 0
+
+    def _newcomer(self, station: Station, now: float) -> bool:
+        """A stranger (none of its data came in sequence) heard for less than suspect_after.
+        A viewer heard for long is not one, though it never sends data."""
+        return station.stranger and now - station.first_heard < self._s.params.suspect_after
+
+    def _share_left(self, requester: Station, now: float) -> bool:
+        """Whether ``requester`` may still be repaired in this nack_retry interval."""
+        if now >= requester.served_since + self._s.params.nack_retry:
+            requester.served_since, requester.repairs_served = now, 0
+        # The newcomers' shared pool (phantoms draw on it) must not starve anyone else.
+        if not self._newcomer(requester, now):
+            return requester.repairs_served < MAX_REPAIRS_PER_REQUESTER
+        if now >= self._stranger_repairs_since + self._s.params.nack_retry:
+            self._stranger_repairs_since, self._stranger_repairs = now, 0
+        return (
+            requester.repairs_served < MAX_REPAIRS_PER_STRANGER
+            and self._stranger_repairs < MAX_STRANGER_REPAIRS
+        )
 
     def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
+        if not self._share_left(requester, now):
+            self._s.counters["repairs_refused"] += 1
+            return
         repair = self.repairs.get((source, seq))
         if repair is None:
             if len(self.repairs) >= MAX_PENDING_REPAIRS:
+                self._s.counters["repairs_refused"] += 1
                 return
-            repair = self.repairs[(source, seq)] = Repair(now + self._s.params.repair_hold)
+            due = now + self._s.params.repair_hold
+            repair = self.repairs[(source, seq)] = Repair(due)
+            self._repairs_due = min(self._repairs_due, due)
+        if requester.ident not in repair.requesters:
+            requester.repairs_served += 1
+            if self._newcomer(requester, now):
+                self._stranger_repairs += 1
         repair.requesters[requester.ident] = requester.address
 
     # -- retransmitting (§2.7) ---------------------------------------------------------------
@@ -164,8 +295,14 @@ class RepairEngine:
         # Forget repairs older than half a retry interval first: a NACK re-sent on schedule
         # (the repair was lost) must be answered again.
         horizon = now - self._s.params.nack_retry / 2
-        for recent in [k for k, t in self.recent.items() if t <= horizon]:
-            del self.recent[recent]
+        recent = self.recent
+        while recent:
+            oldest = next(iter(recent))
+            if recent[oldest] > horizon:
+                break
+            del recent[oldest]
+        if now < self._repairs_due:
+            return
         for key in [k for k, r in self.repairs.items() if r.due <= now]:
             repair = self.repairs.pop(key)
             packet = self._s.stored(*key)
@@ -176,6 +313,7 @@ class RepairEngine:
             else:
                 for ident, address in repair.requesters.items():
                     self._retransmit(key, packet, ident, address, now)
+        self._repairs_due = min((r.due for r in self.repairs.values()), default=math.inf)
 
     def _retransmit(
         self, key: RepairKey, packet: RmpPacket, to: int, address: Address | None, now: float
@@ -249,6 +387,19 @@ class RepairEngine:
             for missed in range(confirmed + 1, min(have, confirmed + REMIND_REPAIR_SPAN) + 1):
                 if s.stored(option.source, missed) is not None:
                     self.schedule_repair(option.source, missed, emitter, now)
+
+
+def _may_give_up(station: Station, seq: int, entry: Missing) -> bool:
+    """Not a packet the station itself said, after we found it missing, it had not sent."""
+    return seq <= station.source_seq or station.source_seq_at <= entry.detected_at
+
+
+def _backoff(tries: int) -> int:
+    """Retry intervals for a silent stranger's packet: 1 up to STRANGER_BACKOFF_AFTER tries,
+    then doubling, up to STRANGER_BACKOFF_MAX."""
+    if tries < STRANGER_BACKOFF_AFTER:
+        return 1
+    return int(min(STRANGER_BACKOFF_MAX, 2 ** (tries - STRANGER_BACKOFF_AFTER + 1)))
 
 
 def nack_option(source: int, first: int, last: int, number: int) -> Nack | NackRange:

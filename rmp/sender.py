@@ -12,9 +12,11 @@ from rmp.context import MAX_PACKET, Phase, Shared
 from rmp.image import split_image
 from rmp.ordering import Delivery
 from rmp.remind import Reminder
+from rmp.stations import WINDOW_VERSION
 from rmp.wire import Data, Image, RmpPacket
 
 MAX_PENDING_SENDS = 100_000
+IMAGE_FIRST_WINDOW = 64  # image parts sent before the joiner's first confirmation, at most
 
 
 @dataclass
@@ -41,6 +43,10 @@ class Sender:
         self.image_jobs: dict[int, ImageJob] = {}
         self._image_turn = False
         self.next_send_at = 0.0
+        # The lowest confirmation of ours among the stations that hold the window (None: no
+        # such station), as of WINDOW_VERSION (rmp/stations.py).
+        self._floor: int | None = None
+        self._floor_version = -1
 
     def queue(self, payload: bytes, now: float) -> None:
         if len(self.sends) >= MAX_PENDING_SENDS:
@@ -79,16 +85,30 @@ class Sender:
         phase = self._s.phase
         if phase is not Phase.READY and not (phase is Phase.LEAVING and self.sends):
             return False
-        if not self.send_window_open():
-            return False
-        return bool(self.sends) or any(self._window_open(j) for j in self.image_jobs.values())
+        if not self.sends and not any(self._window_open(j) for j in self.image_jobs.values()):
+            return False  # nothing to send: no need to look at every station's window
+        return self.send_window_open()
 
     def send_window_open(self) -> bool:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
         every active station, so none of them can leave the store before it is repaired."""
         s = self._s
-        confirmed = [t.confirmed_mine for t in s.stations if t.state is MemberState.ACTIVE]
-        return s.seq - min(confirmed, default=s.seq) < s.params.window
+        if self._floor_version != WINDOW_VERSION[0]:
+            # Only stations whose own data we have taken in sequence hold it: a stranger may be
+            # a phantom, and forged confirmations of ours (or none) would hold the window shut
+            # until it is suspected (issue 17). The store (retention_count, well above the
+            # window) still keeps our packets for a station that only listens.
+            self._floor = min(
+                (
+                    t.confirmed_mine
+                    for t in s.stations
+                    if t.state is MemberState.ACTIVE and not t.stranger
+                ),
+                default=None,
+            )
+            self._floor_version = WINDOW_VERSION[0]
+        floor = s.seq if self._floor is None else self._floor
+        return s.seq - floor < s.params.window
 
     def _window_open(self, job: ImageJob) -> bool:
         station = self._s.stations.get(job.joiner)
@@ -99,6 +119,11 @@ class Sender:
         # Our packets since the image began that the joiner has not confirmed: they must stay
         # in the retention store until it has them, so there may be no more than `window`.
         unconfirmed = self._s.seq - max(station.confirmed_mine, job.first_seq - 1)
+        if station.confirmed_mine < job.first_seq:
+            # Nothing of the image confirmed yet (a joiner confirms every 16 parts): a first,
+            # small window, so that a join request from a phantom station, which confirms
+            # nothing, costs a bounded number of parts (issue 17).
+            return unconfirmed < min(IMAGE_FIRST_WINDOW, self._s.params.window)
         return unconfirmed < self._s.params.window
 
     def pace(self, now: float) -> None:
@@ -107,6 +132,8 @@ class Sender:
         if not self._s.serving():
             return
         while now >= self.next_send_at:
+            if not self.sends and not any(self._window_open(j) for j in self.image_jobs.values()):
+                return  # nothing we may send: the window over every station need not be read
             if not self.send_window_open():
                 self._reminder.hurry(now)
                 return

@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterable, Iterator
 
 from coreapi.seqnum import unwrap
 from rmp.context import Shared
-from rmp.stations import MAX_GAP, MAX_WAITING, Missing, Station, Waiting
+from rmp.stations import (
+    MAX_GAP,
+    MAX_WAITING,
+    NEW_STATION_HISTORY,
+    STRANGER_GAP,
+    Missing,
+    Station,
+    Waiting,
+)
 from rmp.wire import RmpPacket
 
 # What to do with a packet that is next in a station's sequence (or delivered at WI expiry):
@@ -25,23 +33,36 @@ class Sequencer:
 
     def deadlines(self) -> Iterator[float]:
         """When a packet waiting behind a gap is due for delivery anyway (§2.3's WI)."""
-        if self._s.serving():
-            for station in self._s.stations:
-                if station.waiting:
-                    yield min(w.deliver_at for w in station.waiting.values())
+        for station in self._s.stations:
+            due = self.due(station)
+            if due is not None:
+                yield due
+
+    def due(self, station: Station) -> float | None:
+        if self._s.serving() and station.waiting:
+            return min(w.deliver_at for w in station.waiting.values())
+        return None
 
     def on_data(self, station: Station, packet: RmpPacket, now: float, live: bool) -> None:
         s = self._s
         seq = unwrap(packet.seq, station.last_valid)
+        if s.knows_sequence():
+            self.take_in(station, seq, now)
         if seq <= station.last_valid or seq in station.waiting or seq in station.delivered_ahead:
             s.counters["duplicates_dropped"] += 1
             return
         if seq > station.last_valid + MAX_GAP and s.knows_sequence():
-            s.counters["malformed_dropped"] += 1  # beyond what we track: bounded memory
+            # A known station's packet this far ahead of what we have is beyond what we track
+            # (bounded memory): refused, counted; its packets in between are still taken.
+            s.counters["far_jumps_refused"] += 1
             return
         s.store.put(station.ident, seq, packet, now)
-        if live:
-            s.stations.emitted(station.ident)  # §2.5: the emitter goes to the front
+        station.seen_top = max(station.seen_top, seq)
+        if live and not (station.stranger and seq > station.last_valid + NEW_STATION_HISTORY):
+            # §2.5: the emitter goes to the front. Not for a stranger's packet far beyond the
+            # history we would ask of it: the queue is everyone's (O(stations) to move), and a
+            # phantom station's forged number must not reorder it.
+            s.stations.emitted(station.ident)
         station.missing.pop(seq, None)
         if seq == station.last_valid + 1 and s.knows_sequence():
             self.accept(station, seq, packet, now)
@@ -55,12 +76,49 @@ class Sequencer:
             self.mark_missing(station, station.last_valid + 1, seq - 1, now)
         # §2.3: WI runs from the NACK, i.e. from when the gap in front of this packet was
         # found; a packet arriving behind an old gap does not wait a whole WI again.
-        gap_since = min((m.detected_at for k, m in station.missing.items() if k < seq), default=now)
-        station.waiting[seq] = Waiting(packet, max(now, gap_since + s.params.wait_interval))
+        deliver_at = max(now, self._gap_since(station, seq, now) + s.params.wait_interval)
+        station.waiting[seq] = Waiting(packet, deliver_at)
+        s.stations.note_due(station, deliver_at)
+
+    @staticmethod
+    def _gap_since(station: Station, seq: int, now: float) -> float:
+        """When the oldest gap below ``seq`` was found. Entries go into ``missing`` as they are
+        found, so in insertion order their times never decrease: the first one below ``seq``
+        is the oldest, usually the very first (O(1), not a scan of every gap)."""
+        for key, entry in station.missing.items():
+            if key < seq:
+                return entry.detected_at
+        return now
+
+    def take_in(self, station: Station, seq: int, now: float) -> None:
+        """The first number heard from a station whose sequence start we do not know: no join
+        answer listed it (§2.8), so it has a history we never saw (§5: a merged partition, a
+        missed join; or a forger). §2.3 asks for what precedes a packet; we ask for the last
+        NEW_STATION_HISTORY of it and give the rest up at once, counted and reported, so that
+        a station with a long history is taken in rather than refused, at bounded cost."""
+        s = self._s
+        if station.history_known:
+            return
+        station.history_known = True
+        first_asked = max(station.last_valid + 1, seq - NEW_STATION_HISTORY)
+        skipped = first_asked - 1 - station.last_valid
+        if skipped <= 0:
+            return
+        s.counters["history_given_up"] += skipped
+        s.upper.protocol_event(
+            "history_given_up",
+            {"source": station.ident, "first": station.last_valid + 1, "last": first_asked - 1},
+        )
+        s.upper.failure(
+            f"member {station.ident:08x} was first heard at its packet {seq}: its "
+            f"{skipped} packet(s) before {first_asked} are not asked for"
+        )
+        station.last_valid = first_asked - 1
 
     def accept(self, station: Station, seq: int, packet: RmpPacket, now: float) -> None:
         """The in-sequence packet ``seq`` (§2.3): advance, owe a confirmation, deliver."""
         station.last_valid = seq
+        station.accepted_any = True
         station.confirmed = False  # A flag: to be confirmed in our next data packet
         if seq in station.delivered_ahead:
             station.delivered_ahead.discard(seq)  # delivered at WI expiry, or given up
@@ -80,13 +138,15 @@ class Sequencer:
             else:
                 return
 
-    def expire_waiting(self, station: Station, now: float) -> None:
+    def expire_waiting(self, station: Station, now: float, budget: int = MAX_WAITING) -> int:
         """§2.3: "If a time period of WI seconds elapsed before the reception of the answer to
         the Nack, the corresponding packet is delivered to the application." The missing one,
-        when it comes, is delivered as a late arrival (§3)."""
-        if not station.waiting or not self._s.serving():
-            return
-        for seq in sorted(s for s, w in station.waiting.items() if w.deliver_at <= now):
+        when it comes, is delivered as a late arrival (§3). At most ``budget`` packets (the
+        rest stay due: the core comes back for them); returns how many were delivered."""
+        if not station.waiting or not self._s.serving() or budget <= 0:
+            return 0
+        expired = sorted(s for s, w in station.waiting.items() if w.deliver_at <= now)
+        for seq in expired[:budget]:
             waiting = station.waiting.pop(seq)
             station.delivered_ahead.add(seq)
             self._s.counters["wi_expiries"] += 1
@@ -94,18 +154,28 @@ class Sequencer:
                 "wait_interval_expired", {"source": station.ident, "seq": seq}
             )
             self._consume(station, waiting.packet, now)
+        return min(len(expired), budget)
 
     def detect_gap(self, station: Station, seq: int, now: float) -> None:
         """``seq`` is known to exist (a header's S_n, a confirmation): ask for what is behind."""
-        if self._s.knows_sequence() and seq > station.last_valid:
+        if not self._s.knows_sequence():
+            return
+        self.take_in(station, seq, now)
+        if seq > station.last_valid:
             self.mark_missing(station, station.last_valid + 1, seq, now)
 
     def mark_missing(self, station: Station, first: int, last: int, now: float) -> None:
         # At most MAX_GAP packets are asked for at a time, and a gap never moves last_valid by
         # itself: a Confirm naming a far-off number (a broken or hostile peer) costs bounded
         # work and cannot make us skip a station's real packets. Only give_up_after does.
-        last = min(last, station.last_valid + MAX_GAP)
-        if len(station.missing) >= MAX_GAP:
+        # A stranger (none of its packets taken in sequence yet) may have us track far fewer:
+        # what one forged packet from a phantom station costs is bounded by STRANGER_GAP.
+        bound = STRANGER_GAP if station.stranger else MAX_GAP
+        last = min(last, station.last_valid + bound)
+        room = bound - len(station.missing)
+        if room <= 0 or first > last:
+            if first <= last:
+                self._s.counters["gaps_refused"] += 1
             return
         # One random delay for the whole gap, so that its NACKs leave together (NackRange).
         p = self._s.params
@@ -113,7 +183,12 @@ class Sequencer:
         for seq in range(first, last + 1):
             if seq in station.missing or seq in station.waiting or seq in station.delivered_ahead:
                 continue
+            if room <= 0:
+                break
             station.missing[seq] = Missing(now, now + delay)
+            room -= 1
+        station.seen_top = max(station.seen_top, last)
+        self._s.stations.note_due(station, now + delay)
 
     def give_up_on(self, station: Station, seqs: Iterable[int], now: float) -> None:
         """Stop waiting for ``seqs`` from ``station``: counted, reported, skipped."""

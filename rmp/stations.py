@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -11,6 +14,14 @@ from rmp.wire import RmpPacket
 MAX_STATIONS = 1024  # bounds per-station state whatever the network sends
 MAX_WAITING = 4096  # out-of-sequence packets held per station
 MAX_GAP = 4096  # packets one station may be missing from another before it gives up on them
+# A station first heard while we are joined, with no join answer to say where its sequence
+# starts (RR-2100 §5's merged partition, or a phantom): this much of its history is asked for,
+# the rest given up at once and reported (§2.3 would NACK it all; a stranger's claim is cheap).
+NEW_STATION_HISTORY = 64
+# Packets a stranger (a station none of whose packets we have taken in sequence yet) may have
+# us track as missing at a time: the gap tracking one forged packet can create. Once one of its
+# packets comes in sequence, the rest of a gap is tracked as its next packets reveal it.
+STRANGER_GAP = 64
 
 
 @dataclass(slots=True)
@@ -30,6 +41,14 @@ class Waiting:
     deliver_at: float
 
 
+# What the send window (rmp/sender.py) reads of each station; any change to one of these bumps
+# WINDOW_VERSION[0], so that the window is recomputed only then, not on every call (issue 17:
+# reading every station's confirmations per datagram was a member's largest cost under a flood
+# of phantom stations).
+_WINDOW_FIELDS = frozenset({"confirmed_mine", "state", "accepted_any"})
+WINDOW_VERSION = [0]
+
+
 @dataclass(slots=True)
 class Station:
     """One entry of the active station list (§2.1), plus what the protocol keeps per peer."""
@@ -46,6 +65,33 @@ class Station:
     waiting: dict[int, Waiting] = field(default_factory=dict)
     missing: dict[int, Missing] = field(default_factory=dict)
     delivered_ahead: set[int] = field(default_factory=set)  # delivered at WI expiry (§2.3)
+    # Where its sequence starts for us is settled: by a join answer's list (§2.8) or by the
+    # first packet heard from it (our reading of §2.3 and §5 for a station with a history).
+    history_known: bool = False
+    accepted_any: bool = False  # one of its packets was taken in sequence: not a stranger
+    # Its S_n as its own live packets last said (§4.1: every header carries it). A packet we
+    # miss above this number is one it has not sent yet, as far as it says: not given up.
+    source_seq: int = 0
+    source_seq_at: float = -math.inf  # when (the packet's arrival)
+    seen_top: int = 0  # the highest of its numbers we hold or miss: what a NACK can concern
+    # The earliest of its deadlines (NACKs, WI, giving up, liveness) as far as we know; never
+    # later than the true one (StationList.note_due), so a timer may come early, never late.
+    due_hint: float = math.inf
+    nacks_held_until: float = -math.inf  # a stranger's NACKs deferred until (repair.py)
+    nack_deferrals: int = 0  # ... how often in a row: the hold doubles
+    repairs_served: int = 0  # repairs scheduled for it as a requester since ...
+    served_since: float = -math.inf  # ... this moment (bounded per interval, extension)
+    order: int = 0  # its place in the list: due stations are worked in list order
+    first_heard: float = 0.0  # when it entered the list
+
+    @property
+    def stranger(self) -> bool:
+        return not self.accepted_any
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name in _WINDOW_FIELDS:
+            WINDOW_VERSION[0] += 1
+        object.__setattr__(self, name, value)
 
 
 class StationList:
@@ -55,6 +101,10 @@ class StationList:
         self.own = own
         self.depth = 0
         self._stations: dict[int, Station] = {}
+        # (due, order, ident) for every station whose due_hint was lowered: the timer work
+        # is per due station, O(log n) per change, not a scan of every station per packet.
+        self._due: list[tuple[float, int, int]] = []
+        self._order = itertools.count()
 
     def __len__(self) -> int:
         return len(self._stations)
@@ -74,11 +124,52 @@ class StationList:
             return None
         depth = max((s.depth for s in self._stations.values()), default=self.depth) + 1
         station = Station(ident, last_valid, max(depth, self.depth + 1), now)
+        station.order = next(self._order)
+        station.first_heard = now
         self._stations[ident] = station
+        WINDOW_VERSION[0] += 1
         return station
+
+    # -- when each station needs the timer ---------------------------------------------------
+
+    def note_due(self, station: Station, when: float) -> None:
+        """Something of ``station``'s falls due at ``when``: make sure the timer comes then."""
+        if when < station.due_hint:
+            station.due_hint = when
+            heapq.heappush(self._due, (when, station.order, station.ident))
+            if len(self._due) > 4 * len(self._stations) + 64:
+                self._compact()
+
+    def next_due(self) -> float | None:
+        due = self._due
+        while due and not self._live(due[0]):
+            heapq.heappop(due)
+        return due[0][0] if due else None
+
+    def take_due(self, now: float) -> list[Station]:
+        """The stations due by ``now``, in list order; each is owed a fresh ``note_due``."""
+        taken: list[Station] = []
+        due = self._due
+        while due and due[0][0] <= now:
+            entry = heapq.heappop(due)
+            if self._live(entry):
+                station = self._stations[entry[2]]
+                station.due_hint = math.inf
+                taken.append(station)
+        taken.sort(key=lambda s: s.order)
+        return taken
+
+    def _live(self, entry: tuple[float, int, int]) -> bool:
+        station = self._stations.get(entry[2])
+        return station is not None and station.order == entry[1] and station.due_hint == entry[0]
+
+    def _compact(self) -> None:
+        self._due = [e for e in self._due if self._live(e)]
+        heapq.heapify(self._due)
 
     def remove(self, ident: int) -> None:
         self._stations.pop(ident, None)
+        WINDOW_VERSION[0] += 1
 
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""

@@ -150,3 +150,32 @@ def test_s2_4_in_a_group_a_lost_last_packet_is_recovered_from_the_reminders() ->
     assert confirms and Confirm(1, emitter) in confirms[0].packet.options
     assert session.converged()
     assert session.peers[2].replica.stats.ops_applied == 1
+
+
+def test_s2_4_a_station_heard_after_the_last_packet_is_reminded_and_repaired() -> None:
+    """Issue 17: reminders stopped once the stations known when the last packet left had
+    confirmed it; a station heard later that confirms only an older number got keepalives and
+    no reminder (and so never NACKed what it lacked) for good."""
+    node = ready_node()
+    node.receive(data_packet(B, 1, 5.1), 5.1)
+    node.send(b"one", 5.5)
+    node.send(b"two", 5.6)
+    node.receive(control_packet(B, 1, 5.7, Confirm(2, A)), 5.7)  # B has both: all confirmed
+    node.run_until(8.0)
+    quiet = len(node.reminders())
+    node.run_until(10.0)
+    assert len(node.reminders()) == quiet  # nothing unconfirmed: no reminders
+    # C, never heard before, confirms our packet 1 only: it lacks packet 2.
+    node.receive(control_packet(C, 0, 10.0, Confirm(1, A)), 10.0)
+    node.run_until(11.0)  # remind_max is 1 s in the seed profile
+    late = node.reminders()[quiet:]
+    assert late and late[0].packet.data == b"two"  # §2.4: the last message, reminded
+    # C NACKs packet 1..2's gap from the reminder's S_n; we answer it (§2.6, depth 0).
+    node.receive(control_packet(C, 0, 11.5, Nack(0, 2, A)), 11.5)
+    node.run_until(12.0)
+    assert any(o.packet.data == b"two" and s.dest == addr_of(C) for s, o in node.retransmits())
+    # Once C confirms, the reminders stop again.
+    node.receive(control_packet(C, 0, 12.0, Confirm(2, A)), 12.0)
+    count = len(node.reminders())
+    node.run_until(20.0)
+    assert len(node.reminders()) == count

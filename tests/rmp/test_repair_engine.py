@@ -32,6 +32,13 @@ class Engine:
         s = self.ctx.shared
         packet = data_packet(source, seq, 0.0)
         (s.own_store if source == J else s.store).put(source, seq, packet, 0.0)
+        # As the core has it: our own packets are numbered up to S_n, and the sequencer marks
+        # what it stores of another station as seen.
+        station = s.stations.get(source)
+        if source == J:
+            s.seq = max(s.seq, seq)
+        elif station is not None:
+            station.seen_top = max(station.seen_top, seq)
         return packet
 
 

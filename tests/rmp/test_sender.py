@@ -72,7 +72,9 @@ def test_s2_3_owed_confirmations_ride_on_new_data_and_clear_the_a_flag() -> None
 
 def test_s5_a_closed_send_window_holds_data_and_hurries_the_reminder() -> None:
     sending = Sending(window=2, remind_min=0.5)
-    sending.ctx.station(A)  # confirms nothing of ours
+    # A member whose data we have taken (not a stranger, which would not hold the window:
+    # issue 17), and which confirms nothing of ours.
+    sending.ctx.station(A).accepted_any = True
     for payload in (b"1", b"2", b"3"):
         sending.part.queue(payload, 1.0)
         sending.part.pace(sending.part.next_send_at)

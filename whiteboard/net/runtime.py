@@ -9,6 +9,7 @@ import logging
 import random
 import secrets
 import socket
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -28,6 +29,10 @@ from whiteboard.transport.registry import core_factory, describe
 log = logging.getLogger(__name__)
 
 MAX_READS_PER_WAKEUP = 512  # drain the socket, but let the UI breathe between batches
+# ... and never for longer than this in one loop turn, whatever each datagram costs the core: a
+# flood (forged or not) must leave the loop free to see a signal, a timer or the UI in time
+# (issue 17: SIGINT and SIGTERM were ignored for 8-12 s). What is unread stays in the socket.
+MAX_READ_SECONDS_PER_WAKEUP = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,9 +155,11 @@ class MulticastCarrier:
         self.driver.timer_fired()
 
     def _readable(self, sock: socket.socket) -> None:
-        # Drain until the socket is empty (one datagram per wake-up loses most of a burst).
+        # Drain until the socket is empty (one datagram per wake-up loses most of a burst), up
+        # to a bounded batch: the loop comes back for the rest on its next turn.
+        give_back_at = time.monotonic() + MAX_READ_SECONDS_PER_WAKEUP
         for _ in range(MAX_READS_PER_WAKEUP):
-            if self._closed:
+            if self._closed or time.monotonic() >= give_back_at:
                 return
             try:
                 data, addr = sock.recvfrom(65536)
