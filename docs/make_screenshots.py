@@ -149,10 +149,9 @@ def main_window(net: NetConfig) -> None:
     wait_for(lambda: ada.transport.finished and bob.transport.finished, "leaving", 10)
 
 
-def host_taken_over(net: NetConfig) -> None:
-    """An MTP session whose host's computer stops: a participant takes over (master
-    failover, docs/mtp.md), says so, and shows the host as left."""
-    params = {"profile": "lan"}
+def host_dies_under_ann(net: NetConfig, params: dict[str, object]) -> tuple[MainWindow, MainWindow]:
+    """An MTP host and Ann, who sketches; then the host's computer stops (its sockets closed
+    at once, as when its process is killed)."""
     host = MainWindow("mtp", net, {**params, "role": "master"}, "Host")
     host.setGeometry(40, 40, 900, 560)
     host.show()
@@ -167,6 +166,14 @@ def host_taken_over(net: NetConfig) -> None:
     host.hide()
     host._presence_timer.stop()  # as a killed process: no more presences
     host.carrier.release()  # the host's computer stops: nothing more from it
+    return host, ann
+
+
+def host_taken_over(net: NetConfig) -> None:
+    """An MTP session whose host's computer stops: a participant takes over (master
+    failover, docs/mtp.md), says so, and shows the host as left."""
+    params = {"profile": "lan"}
+    _, ann = host_dies_under_ann(net, params)
     host_row = lambda: next(r for r in ann.members_panel.row_texts() if r[0] == "Host")  # noqa: E731
     wait_for(lambda: host_row()[1] == "left", "Ann to see the host gone", 40)
     wait_for(lambda: "Connected" in ann.state_view.label.text(), "Ann to take over", 20)
@@ -181,20 +188,7 @@ def session_states(net: NetConfig) -> None:
     the participant shows *reconnecting*, what it tries and why; then a host that leaves
     ends the session."""
     params = {"profile": "lan", "failover": False}
-    host = MainWindow("mtp", net, {**params, "role": "master"}, "Host")
-    host.setGeometry(40, 40, 900, 560)
-    host.show()
-    wait_for(lambda: not host.canvas.is_read_only(), "the host to found the web")
-    ann = MainWindow("mtp", net, {**params, "role": "producer"}, "Ann", colour=0xFF1E88E5)
-    ann.setGeometry(40, 40, 1000, 600)
-    ann.show()
-    wait_for(lambda: not ann.canvas.is_read_only(), "Ann to join")
-    sketch(ann)
-    wait_for(lambda: len(host.replica.board) == len(ann.replica.board), "the host's board")
-    wait_for(lambda: "Host" in [r[0] for r in ann.members_panel.row_texts()], "the host's name")
-    host.hide()
-    host._presence_timer.stop()  # as a killed process: no more presences
-    host.carrier.release()  # the host's computer stops: nothing more from it
+    host, ann = host_dies_under_ann(net, params)
     wait_for(lambda: "Reconnecting" in ann.state_view.label.text(), "Ann to notice", 40)
     shoot(ann, "session-reconnecting")
     # Then the host comes back and leaves properly: the session ends for everyone.

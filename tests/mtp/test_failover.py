@@ -15,7 +15,7 @@ from mtp.core import MtpCore, Phase
 from mtp.failover import MAX_SUCCESSORS, RESUME_MARGIN, successors
 from mtp.master import Member
 from mtp.wire import EmptyModifier, MemberClass, PacketType, TsapList
-from tests.mtp.core_harness import core_of, mtp_session, run_until, start_all
+from tests.mtp.core_harness import Recorder, core_of, mtp_session, run_until, start_all
 from whiteboard.board import decode_op
 from whiteboard.board.ops import OpId
 from whiteboard.sim.network import Impairment
@@ -208,21 +208,26 @@ def test_when_the_host_leaves_its_successor_keeps_the_board_going() -> None:
 # -- two webs meet --------------------------------------------------------------------------
 
 
+def successors_cut_off(seed: int, count: int) -> tuple[SimSession, Recorder]:
+    """A web of 4 whose first ``count`` successors a partition cuts off from the master and
+    the rest for 8 s: long enough for them to fail over to a web of their own."""
+    session, recorder = mtp_session(4, seed, params=LAN)
+    start_all(session)
+    network = session.network
+    network.run(until=network.now + 1.0)  # the succession list goes round
+    order = core_of(session, 1)._failover.order
+    cut_off = [station_of(session, ident) for ident in order[:count]]
+    network.partition([[i for i in range(4) if i not in cut_off], cut_off])
+    network.run(until=network.now + 8.0)
+    return session, recorder
+
+
 def test_two_webs_that_meet_after_a_partition_merge_into_one_and_keep_both_sides_drawings() -> None:
     """A partition cuts the master and one producer off from two others, who fail over to a
     web of their own; both sides draw; when the partition heals one master dissolves its web
     into the other (empty[dissolve]) and the boards hold both sides' strokes."""
-    session, recorder = mtp_session(4, 5, params=LAN)
-    start_all(session)
+    session, recorder = successors_cut_off(seed=5, count=2)
     network = session.network
-    network.run(until=network.now + 1.0)
-    order = core_of(session, 1)._failover.order
-    cut_off = [
-        p.index for p in session.peers if core_of(session, p.index).connection_id in order[:2]
-    ]
-    stay = [i for i in range(4) if i not in cut_off]
-    network.partition([stay, cut_off])
-    network.run(until=network.now + 8.0)
     assert len(masters(session, list(range(4)))) == 2
     for index in range(4):
         session.draw(index)
@@ -236,16 +241,8 @@ def test_two_webs_that_meet_after_a_partition_merge_into_one_and_keep_both_sides
 
 
 def test_a_dissolve_names_the_web_it_yields_to() -> None:
-    session, recorder = mtp_session(4, 6, params=LAN)
-    start_all(session)
+    session, recorder = successors_cut_off(seed=6, count=1)
     network = session.network
-    network.run(until=network.now + 1.0)
-    order = core_of(session, 1)._failover.order
-    cut_off = [
-        p.index for p in session.peers if core_of(session, p.index).connection_id in order[:1]
-    ]
-    network.partition([[i for i in range(4) if i not in cut_off], cut_off])
-    network.run(until=network.now + 8.0)
     ids = {core_of(session, i).web.id for i in range(4)}
     assert len(ids) == 2
     network.heal()
