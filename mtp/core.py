@@ -624,6 +624,7 @@ class MtpCore:
         self._upper.protocol_event("web_founded", {"web": self.web.id, "first": first})
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
+        self._sender.settle_doubt()  # a successor's message in doubt: its web is gone
         self._sender.want_token(now)
 
     def _on_join(self, packet: MtpPacket, addr: Address, now: float) -> None:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from mtp.core import MtpCore, Phase
 from mtp.failover import MAX_SUCCESSORS, RESUME_MARGIN, successors
 from mtp.master import Member
@@ -18,6 +20,7 @@ from mtp.wire import EmptyModifier, MemberClass, PacketType, TsapList
 from tests.mtp.core_harness import Recorder, core_of, mtp_session, run_until, start_all
 from whiteboard.board import decode_op
 from whiteboard.board.ops import OpId
+from whiteboard.sim.campaign import run_seed
 from whiteboard.sim.network import Impairment
 from whiteboard.sim.session import SimSession
 
@@ -253,3 +256,16 @@ def test_a_dissolve_names_the_web_it_yields_to() -> None:
     loser = wire.packet.header.destination
     assert wire.packet.body.connection_id == min(ids) != loser  # type: ignore[union-attr]
     assert isinstance(core_of(session, wire.sender), MtpCore)
+
+
+# -- the campaign's findings --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", [47, 785])
+def test_a_successor_that_takes_over_sends_again_its_message_in_doubt(seed: int) -> None:
+    """benchmarks/campaign.py found these (seed 785: the master crashes 0.4 s into the
+    drawing; a producer that had rejoined with a message of unknown fate, kept in doubt
+    until its return, took over: founding its own web it never settled the doubt, and one
+    stroke was lost, reported). The founder settles it as a joiner does."""
+    outcome = run_seed("mtp", seed)
+    assert outcome.clean, (outcome.violations, outcome.detail)
