@@ -15,14 +15,17 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, drag
+from tests.app.test_window_health import kill_hard
 from tests.app.test_window_mtp import WAIT_MS, open_mtp_window, ready
 from tests.app.test_window_session_state import RFC_END
 from whiteboard.app.local_edits import UNDELIVERED_OPACITY
+from whiteboard.app.session import SessionSpec
 from whiteboard.app.session_state import SessionLink
 from whiteboard.app.undelivered import UNDELIVERED_TIP
 from whiteboard.app.window import MainWindow
 from whiteboard.board import Stroke, decode_op
 from whiteboard.net.runtime import NetConfig
+from whiteboard.net.sockets import GroupAddress
 from whiteboard.sessionlog import UndeliveredRecord, read_log
 
 LATER = [(x + 200, y + 100) for x, y in PATH]  # drawn while the host is gone
@@ -120,3 +123,34 @@ def test_hosting_anew_sends_the_kept_stroke_and_a_joiner_gets_it(
     assert len(bob.replica.board) == 2
     assert bob.replica.board.hash() == ann.replica.board.hash()
     del host
+
+
+@pytest.mark.network
+def test_a_stroke_kept_while_rejoining_goes_with_a_switch_to_another_session(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    """The session left: the host died, ann draws while her MTP member asks to rejoin (its
+    core keeps the stroke for the next web), then switches to another session in the
+    settings. The stroke is not left behind with the old transport: it is kept, and the new
+    session's board gets it."""
+    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
+    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
+    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
+    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    kill_hard(host)
+    qtbot.waitUntil(lambda: ann.session.state.link is SessionLink.RECONNECTING, timeout=WAIT_MS)
+    drag(ann, LATER)
+    assert len(ann.canvas.pending_ops()) == 1
+    other = NetConfig(GroupAddress(net.group.host, net.group.port + 1), net.iface, net.ttl)
+    elsewhere = MainWindow("mtp", other, {"profile": "lan", "role": "master"}, "elsewhere")
+    qtbot.addWidget(elsewhere)
+    qtbot.waitUntil(lambda: ready(elsewhere), timeout=WAIT_MS)
+
+    ann.switch_session(SessionSpec("mtp", other, {"profile": "lan", "role": "producer"}))
+
+    qtbot.waitUntil(lambda: ready(ann) and ann.spec.net == other, timeout=WAIT_MS)
+    qtbot.waitUntil(
+        lambda: len(elsewhere.replica.board) == 1 and not ann.canvas.pending_ops(),
+        timeout=WAIT_MS,
+    )
+    assert ann.replica.board.hash() == elsewhere.replica.board.hash()
