@@ -6,10 +6,4 @@ from whiteboard.transport.raw.wire import RawDecodeError, RawPacket, RawType
 
 __all__ = [
     "DESCRIPTION",
-    "RawCore",
-    "RawDecodeError",
-    "RawPacket",
-    "RawParams",
-    "RawType",
-    "make_core",
-]
+    "RawCore", "RawDecodeError", "RawPacket", "RawParams", "RawType", "make_core"]
