@@ -186,7 +186,7 @@ def session_states(net: NetConfig) -> None:
     """An MTP session as RFC 1301 has it (``failover=false``: the web ends with its host)
     whose host's computer stops (its sockets closed at once, as when its process is killed):
     the participant shows *reconnecting*, what it tries and why; then a host that leaves
-    ends the session."""
+    ends the session, with a stroke of Ann's not delivered (shown dimmed)."""
     params = {"profile": "lan", "failover": False}
     host, ann = host_dies_under_ann(net, params)
     wait_for(lambda: "Reconnecting" in ann.state_view.label.text(), "Ann to notice", 40)
@@ -202,6 +202,14 @@ def session_states(net: NetConfig) -> None:
         60,
     )
     wait_for(lambda: "Host" in [r[0] for r in ann.members_panel.row_texts()], "its name")
+    # Ann draws a last stroke and the host leaves before granting it (no event handled in
+    # between): it is not delivered, and stays on Ann's screen dimmed, to be sent again.
+    ann.toolbar.set_colour(0xFF1E88E5)
+    canvas, stroke = ann.canvas, wave(120, 480, 380, 25)
+    QTest.mousePress(canvas, LEFT, NONE, QPoint(*stroke[0]))
+    for x, y in stroke[1:-1]:
+        QTest.mouseMove(canvas, QPoint(x, y))
+    QTest.mouseRelease(canvas, LEFT, NONE, QPoint(*stroke[-1]))
     host.close()
     wait_for(lambda: "ended" in ann.state_view.label.text(), "the session to end", 30)
     shoot(ann, "session-ended")

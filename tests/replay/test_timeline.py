@@ -17,6 +17,7 @@ from whiteboard.sessionlog import (
     LocalOpRecord,
     SessionLogError,
     StateReceivedRecord,
+    UndeliveredRecord,
 )
 
 OTHER = 0x0B
@@ -158,3 +159,22 @@ def test_a_log_cut_short_replays_as_far_as_it_goes(
     assert any("torn record" in w for w in cut.warnings)
     assert 0 < len(cut.steps) < len(whole.steps)
     assert cut.steps == whole.steps[: len(cut.steps)]
+
+
+def test_an_op_not_delivered_by_the_end_is_no_step(tmp_path: Path) -> None:
+    """UNDELIVERED (issue 17): an op the session ended without delivering back. The replay
+    shows the board as it was delivered, so it is not on it; a log with one replays as one
+    without (an older reader skips the kind)."""
+    log = write_log(
+        tmp_path / "u.wblog",
+        [
+            delivered(1.0, 10, stroke(ME, 1)),
+            LocalOpRecord(at(2.0), encode_op(stroke(ME, 2, x=50.0))),
+            UndeliveredRecord(at(3.0), encode_op(stroke(ME, 2, x=50.0))),
+        ],
+    )
+    timeline = load_timeline(log)
+    assert len(timeline.steps) == 1 and timeline.warnings == () and timeline.refused == 0
+    replay = Replay(timeline)
+    replay.seek(timeline.end_us)
+    assert [obj.id for obj in replay.board.objects()] == [OpId(ME, 1)]

@@ -21,6 +21,7 @@ from whiteboard.sessionlog.format import (
     SessionHeader,
     StateReceivedRecord,
     StateSentRecord,
+    UndeliveredRecord,
 )
 
 int64 = st.integers(-(2**63), 2**63 - 1)
@@ -70,6 +71,7 @@ records_by_kind: dict[RecordKind, st.SearchStrategy[Record]] = {
         CountersRecord, times, st.dictionaries(texts, int64, max_size=12)
     ),
     RecordKind.END: st.builds(EndRecord, times),
+    RecordKind.UNDELIVERED: st.builds(UndeliveredRecord, times, payloads),
 }
 
 # Records that may follow the header in a file.

@@ -46,6 +46,7 @@ from whiteboard.sessionlog import (
     SessionLogWriter,
     StateReceivedRecord,
     StateSentRecord,
+    UndeliveredRecord,
     new_header,
 )
 from whiteboard.sessionlog import export as export_module
@@ -61,7 +62,7 @@ from whiteboard.sessionlog.rows import (
     stroke_length,
     target_authors,
 )
-from whiteboard.sessionlog.summary import summarize
+from whiteboard.sessionlog.summary import format_summary, summarize
 
 # Five seconds before midnight UTC, so that a session crosses into the next date.
 START = datetime(2024, 3, 9, 23, 59, 55, tzinfo=UTC).timestamp()
@@ -418,3 +419,27 @@ def test_any_records_make_rows_of_the_schema_that_json_can_hold(
         for field in ("op_fields", "event_fields"):
             if row[field] is not None:
                 assert isinstance(json.loads(row[field]), dict)
+
+
+def test_undelivered_ops_are_exported_as_ops_and_counted_by_info(tmp_path: Path) -> None:
+    """Issue 17: an op the session ended without delivering back (UNDELIVERED, kind 12) is a
+    row of its own kind, described like a local op, and `log info` counts it."""
+    log = write(
+        tmp_path,
+        [
+            LocalOpRecord(us(1), encode_op(STROKE)),
+            UndeliveredRecord(us(2), encode_op(STROKE)),
+            EndRecord(us(3)),
+        ],
+    )
+    export_logs([log], tmp_path / "out", "jsonl")
+    rows = [row for rows in jsonl_rows(tmp_path / "out").values() for row in rows]
+    (row,) = [row for row in rows if row["kind"] == "undelivered"]
+    (sent,) = [row for row in rows if row["kind"] == "local_op"]
+    assert row["op_kind"] == "STROKE" and row["payload_kind"] == "op"
+    assert {k: v for k, v in row.items() if k not in ("kind", "seq", "t_us")} == {
+        k: v for k, v in sent.items() if k not in ("kind", "seq", "t_us")
+    }
+    summary = summarize(log)
+    assert summary["undelivered"] == 1 and summary["sent"]["ops"] == 1
+    assert "1 not delivered by the end" in format_summary(summary)

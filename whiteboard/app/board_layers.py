@@ -99,7 +99,6 @@ class BoardLayers:
     def tiles(self) -> TileCache:
         return self._tiles
 
-
     def recent_count(self) -> int:
         """How many delivered objects wait above the tiles (see the module docstring)."""
         return len(self._recent)
@@ -226,7 +225,8 @@ class BoardLayers:
         lift_dx, lift_dy = self._edits.lift_offset
         run: list[Item] = []
         for item in shown:
-            opacity = lifted.get(item.id)
+            # Lifted by a tool, or undelivered (a session ended without it): dimmed.
+            opacity = self._edits.opacity(item.id)
             if opacity is None:
                 run.append(item)
                 continue
@@ -235,7 +235,9 @@ class BoardLayers:
                 run = []
             if not rect_intersects(self._edits.shown_rect(item.id, item.rect), exposed):
                 continue
-            dx, dy = item.dx + lift_dx, item.dy + lift_dy
+            dx, dy = item.dx, item.dy
+            if item.id in lifted:
+                dx, dy = dx + lift_dx, dy + lift_dy
             painter.setTransform(
                 QTransform(scale, 0.0, 0.0, scale, view.ox + dx * scale, view.oy + dy * scale)
             )

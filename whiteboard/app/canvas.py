@@ -34,6 +34,7 @@ from PySide6.QtCore import QEvent, QPointF, QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import (
     QColor,
     QFocusEvent,
+    QHelpEvent,
     QKeyEvent,
     QMouseEvent,
     QNativeGestureEvent,
@@ -41,7 +42,7 @@ from PySide6.QtGui import (
     QPaintEvent,
     QWheelEvent,
 )
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QToolTip, QWidget
 
 from whiteboard.app.board_layers import MAX_DIRTY_RECTS, STEP_BUDGET_S, BoardLayers
 from whiteboard.app.local_edits import LocalEdits, targets
@@ -49,6 +50,8 @@ from whiteboard.app.render import prepare_painting
 from whiteboard.app.scene_index import Scene
 from whiteboard.app.tiles import TILE, TileKey
 from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
+from whiteboard.app.tools.base import HIT_TOLERANCE
+from whiteboard.app.undelivered import UNDELIVERED_TIP
 from whiteboard.app.view import (
     ZOOM_STEP,
     Rect,
@@ -378,6 +381,43 @@ class BoardCanvas(QWidget):
         self._edits.withdraw(op_id)
         self._layers.apply(before)
 
+    def keep_undelivered(self) -> tuple[Op, ...]:
+        """The session ended: keep the ops still pending, dimmed (whiteboard/app/undelivered.py);
+        returns them, in the order sent."""
+        kept = self._edits.keep_undelivered()
+        if kept:
+            self.update()
+        return kept
+
+    def waiting(self) -> tuple[Op, ...]:
+        """The undelivered ops not sent again yet, in the order drawn."""
+        return self._edits.waiting()
+
+    def undelivered_count(self) -> int:
+        """The undelivered ops (sent again or not) still shown dimmed."""
+        return self._edits.undelivered_count
+
+    def send_again(self, kept: OpId, op: Op | None) -> None:
+        """Replace the undelivered op ``kept`` by ``op``, its re-issue in a new session, sent
+        and shown dimmed until it is delivered back (None: the board has ``kept`` already)."""
+        old = self._edits.pending(kept)
+        ids = set(targets(old)) if old is not None else set()
+        if op is not None:
+            ids.update(targets(op))
+        before = self._layers.capture(ids)
+        self._edits.withdraw(kept)
+        if op is not None:
+            self._edits.send(op, undelivered=True)
+        self._layers.apply(before)
+        if op is not None and self.on_local_op is not None:
+            self.on_local_op(op)
+
+    def undelivered_at(self, position: QPointF) -> bool:
+        """Whether an undelivered drawing is under ``position`` (widget coordinates)."""
+        x, y = self._view.to_board(position.x(), position.y())
+        item = self._scene.topmost_at(x, y, HIT_TOLERANCE / self._view.scale)
+        return item is not None and self._edits.is_undelivered(item.id)
+
     def board_changed(self, change: Change | None = None) -> None:
         """The board changed (``change`` from Board.apply, or None for a whole new board)."""
         if change is None or self.board is not self._layers.shown_board:
@@ -588,6 +628,14 @@ class BoardCanvas(QWidget):
         event.accept()
 
     def event(self, event: QEvent) -> bool:
+        if isinstance(event, QHelpEvent) and event.type() == QEvent.Type.ToolTip:
+            if self.undelivered_at(QPointF(event.pos())):
+                QToolTip.showText(event.globalPos(), UNDELIVERED_TIP, self)
+                return True
+            if not self.toolTip():  # off an undelivered drawing: its tip goes
+                QToolTip.hideText()
+                event.ignore()
+                return True
         if (
             isinstance(event, QNativeGestureEvent)
             and event.gestureType() == Qt.NativeGestureType.ZoomNativeGesture

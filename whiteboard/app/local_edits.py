@@ -7,6 +7,10 @@ every delivered object, a pending move shows its objects moved, a pending erase 
 tool also *lifts* objects while a gesture is under way (the eraser dims what it will erase,
 select drags what it moves): they are shown at an opacity, moved by the drag.
 
+When the session ends with ops still pending, they are not dropped: they are *undelivered*,
+kept and shown dimmed (:data:`UNDELIVERED_OPACITY`) until the next session sends them again
+(whiteboard/app/undelivered.py) and delivers them back.
+
 :class:`LocalEdits` keeps that state and answers, for any object, whether and how it is shown
 (op, offset, z-order). The widget paints what it says and keeps its caches (the scene index,
 the tiles, the recent overlay) in step with it. Most ghost and invisible object bugs came from
@@ -41,6 +45,9 @@ if TYPE_CHECKING:
 
 # Pending drawings sort above every delivered object: order keys are at most 2**64 - 1.
 PENDING_FIRST = 2**64
+# How an undelivered drawing is shown: as dim as the eraser's lifted objects, so that it reads
+# as "not really on the board".
+UNDELIVERED_OPACITY = 0.35
 
 
 def targets(op: Op) -> tuple[OpId, ...]:
@@ -70,6 +77,9 @@ class LocalEdits:
         self._erasing: Counter[OpId] = Counter()  # targets of pending erases
         self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
         self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
+        # Pending ops a session ended without delivering back: kept, shown dimmed, sent again.
+        self._undelivered: set[OpId] = set()
+        self._sent_again: set[OpId] = set()  # undelivered ops sent in the session after
         self._lift_offset = (0.0, 0.0)
 
     # -- ops in flight ----------------------------------------------------------------------
@@ -94,9 +104,13 @@ class LocalEdits:
     def pending(self, op_id: OpId) -> Op | None:
         return self._pending.get(op_id)
 
-    def send(self, op: Op) -> None:
-        """``op`` was sent: show it as done until it is delivered or withdrawn."""
+    def send(self, op: Op, undelivered: bool = False) -> None:
+        """``op`` was sent: show it as done until it is delivered or withdrawn (dimmed,
+        ``undelivered``, if it is one sent again: dimmed until it is delivered back)."""
         self._pending[op.id] = op
+        if undelivered:
+            self._undelivered.add(op.id)
+            self._sent_again.add(op.id)
         self._pending_seq[op.id] = next(self._sequence)
         self._recount()
 
@@ -107,6 +121,8 @@ class LocalEdits:
         if op is None:
             return None
         self._pending_seq.pop(op_id, None)
+        self._undelivered.discard(op_id)
+        self._sent_again.discard(op_id)
         if isinstance(op, Erase | Move):
             # Only these change _erasing and _moving: a drawing withdrawn leaves them as
             # they are, and a recount is a pass over every pending op.
@@ -119,7 +135,34 @@ class LocalEdits:
         for op_id in [i for i in self._pending if i in board]:
             del self._pending[op_id]
             self._pending_seq.pop(op_id, None)
+            self._undelivered.discard(op_id)
+            self._sent_again.discard(op_id)
         self._recount()
+
+    # -- undelivered ops --------------------------------------------------------------------
+
+    def keep_undelivered(self) -> tuple[Op, ...]:
+        """The session ended: every op still pending will not be delivered back in it. They
+        are kept (still shown, dimmed) to be sent again; returns them, in the order sent."""
+        self._undelivered.update(self._pending)
+        self._sent_again.clear()
+        return self.waiting()
+
+    def waiting(self) -> tuple[Op, ...]:
+        """The undelivered ops not sent again yet, in the order sent."""
+        return tuple(
+            op
+            for i, op in self._pending.items()
+            if i in self._undelivered and i not in self._sent_again
+        )
+
+    def is_undelivered(self, op_id: OpId) -> bool:
+        return op_id in self._undelivered
+
+    @property
+    def undelivered_count(self) -> int:
+        """The undelivered ops still pending (sent again or not): those shown dimmed."""
+        return len(self._undelivered)
 
     def _recount(self) -> None:
         erasing: Counter[OpId] = Counter()
@@ -216,8 +259,11 @@ class LocalEdits:
         self._lifted = {i: a for i, a in self._lifted.items() if i in shown}
 
     def opacity(self, op_id: OpId) -> float | None:
-        """The opacity ``op_id`` is shown at if it is lifted, else None."""
-        return self._lifted.get(op_id)
+        """The opacity ``op_id`` is shown at if it is lifted or undelivered, else None."""
+        lifted = self._lifted.get(op_id)
+        if lifted is None and op_id in self._undelivered:
+            return UNDELIVERED_OPACITY
+        return lifted
 
     def shown_rect(self, op_id: OpId, rect: Rect) -> Rect:
         """Where an object at board rectangle ``rect`` is shown: moved by the drag if it is
@@ -235,4 +281,4 @@ class LocalEdits:
         return [rect, self.shown_rect(op_id, rect)]
 
 
-__all__ = ["PENDING_FIRST", "LocalEdits", "is_pending_order", "targets"]
+__all__ = ["PENDING_FIRST", "UNDELIVERED_OPACITY", "LocalEdits", "is_pending_order", "targets"]

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from coreapi.description import Link, PhaseMeaning
+from whiteboard.app.undelivered import waiting_notice
 from whiteboard.transport.events import Event, Failure, JoinProgress, ProtocolEvent, Ready
 
 
@@ -102,9 +103,10 @@ class SessionTracker:
         if self.state.link is not SessionLink.ENDED:
             self.state = SessionState(SessionLink.LEAVING, "Leaving the session.")
 
-    def finished(self, reason: str = "") -> None:
+    def finished(self, reason: str = "", undelivered: int = 0) -> None:
         """The transport finished: by our leave, or by itself (then the last failure says
-        why, if there was one), or could not start (``reason``)."""
+        why, if there was one), or could not start (``reason``); ``undelivered``: drawings
+        of ours it never delivered, kept to be sent in the next session (said too)."""
         if reason:
             why = _sentence(reason)
         elif self.state.link is SessionLink.LEAVING:
@@ -113,6 +115,8 @@ class SessionTracker:
             why = _sentence(self._last_failure)
         else:
             why = "The session ended."
+        if undelivered:
+            why = f"{why} {_sentence(waiting_notice(undelivered))}"
         self.state = SessionState(SessionLink.ENDED, why)
 
     # -- internals --------------------------------------------------------------------------

@@ -39,6 +39,7 @@ from whiteboard.app.session_state import SessionLink, SessionTracker
 from whiteboard.app.settings import SessionSettings, default_qsettings, load_settings, save_settings
 from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.app.toolbar import DrawingToolbar
+from whiteboard.app.undelivered import reissue, waiting_notice
 from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.presence import IDLE_PRESENCE_S, PRESENCE_S, Presence
@@ -511,6 +512,7 @@ class MainWindow(QMainWindow):
                 return  # an MTP consumer receives only (RFC 1301 §3.1.1): nothing to tell
             self._presence_timer.start(PRESENCE_MS)
             self._presence_tick(force=True)
+            self._send_undelivered()
         elif isinstance(event, JoinProgress):
             self.join_progress.setRange(0, max(1, event.total))
             self.join_progress.setValue(event.received)
@@ -562,7 +564,12 @@ class MainWindow(QMainWindow):
         self.agreement_label.setToolTip(tooltip)
         self.resync_action.setEnabled(bool(self.health.differing()) and self.spec.can_resync())
         ops = len(self.replica.board)
-        self.ops_label.setText(f"{ops} op{'s' if ops != 1 else ''}")
+        text = f"{ops} op{'s' if ops != 1 else ''}"
+        undelivered = self.canvas.undelivered_count()
+        if undelivered:
+            text += f", {undelivered} not delivered"
+        self.ops_label.setText(text)
+        self.ops_label.setToolTip(waiting_notice(undelivered))
         self.members_panel.show_rows(self.health.rows(self.presence.own_row()))
         self.undo_action.setEnabled(self.history.can_undo(self.replica.board))
         self.redo_action.setEnabled(self.history.can_redo(self.replica.board))
@@ -574,9 +581,11 @@ class MainWindow(QMainWindow):
         return LeavingLoss.of(self.health.rows(), self.replica.board, undelivered)
 
     def may_leave(self) -> bool:
-        """Ask first when leaving would lose something (whiteboard/app/leaving.py)."""
-        finished = self._leaving or self.transport.finished
-        return finished or confirm_leaving(self, self.leaving_loss(), self.files.ask_save_board)
+        """Ask first when leaving would lose something (whiteboard/app/leaving.py): also
+        after the session ended, while drawings of ours wait to be sent again."""
+        if self._leaving or (self.transport.finished and not self.canvas.pending_ops()):
+            return True
+        return confirm_leaving(self, self.leaving_loss(), self.files.ask_save_board)
 
     def ask_close(self) -> None:
         """Session ▸ Leave and close (Ctrl+Q): a person leaving, who is asked first."""
@@ -612,9 +621,11 @@ class MainWindow(QMainWindow):
     def _on_finished(self) -> None:
         self._finished = True
         self._presence_timer.stop()
+        kept = self._keep_undelivered()
         self._close_session_log()
-        self.session.finished()
+        self.session.finished(undelivered=kept)
         self._show_session_state()
+        self._refresh_status()
         if self._switch_to is not None:
             # Called from inside the old transport's pump: join once it has returned.
             # With the window as context: if it is gone by then, the call is dropped rather
@@ -625,6 +636,30 @@ class MainWindow(QMainWindow):
             self._leave_timer.stop()
             # Called from inside the transport's pump: close once it has returned.
             QTimer.singleShot(0, self, self.close)
+
+    def _keep_undelivered(self) -> int:
+        """The session is over: the ops still pending are kept to be sent in the next one,
+        and recorded in this session's log (whiteboard/app/undelivered.py). Returns how many
+        are kept in all (those of an earlier session too)."""
+        kept = self.canvas.keep_undelivered()
+        if self.session_log is not None:
+            now = self.reactor.time()
+            for op in kept:
+                self.session_log.record_undelivered(encode_op(op), now)
+        return len(kept)
+
+    def _send_undelivered(self) -> None:
+        """In a session again (``Ready``): send the ops an earlier session kept, re-issued
+        under this session's member id, except those its board has already."""
+        waiting = self.canvas.waiting()
+        if not waiting:
+            return
+        plan = reissue(waiting, self.replica.board, self.next_op_id)
+        for kept in plan.already_there:
+            self.canvas.send_again(kept, None)
+        for kept, op in plan.ops:
+            self.canvas.send_again(kept, op)
+        self._refresh_status()
 
     def _join_switched(self) -> None:
         spec, self._switch_to = self._switch_to, None

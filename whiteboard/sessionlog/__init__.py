@@ -31,6 +31,7 @@ from whiteboard.sessionlog.format import (
     SessionLogError,
     StateReceivedRecord,
     StateSentRecord,
+    UndeliveredRecord,
 )
 from whiteboard.sessionlog.paths import ENV_LOG_DIR, default_log_dir
 from whiteboard.sessionlog.reader import (
@@ -73,6 +74,7 @@ __all__ = [
     "SessionLogWriter",
     "StateReceivedRecord",
     "StateSentRecord",
+    "UndeliveredRecord",
     "default_log_dir",
     "header_on",
     "keep_flushing",

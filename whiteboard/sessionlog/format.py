@@ -65,6 +65,7 @@ class RecordKind(IntEnum):
     PROTOCOL = 9
     COUNTERS = 10
     END = 11
+    UNDELIVERED = 12  # added within schema 1: older readers skip it
 
 
 ParamValue = int | float | str | bool | None
@@ -107,6 +108,17 @@ class LocalOpRecord:
     """A payload this member handed to the transport to send (an op or a presence)."""
 
     kind: ClassVar[RecordKind] = RecordKind.LOCAL_OP
+    t_us: int
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class UndeliveredRecord:
+    """An op this member sent that the session ended without delivering back: kept by the app
+    to be sent again in its next session (whiteboard/app/undelivered.py), where it goes out
+    re-issued under a new id (a LOCAL_OP of that session's log)."""
+
+    kind: ClassVar[RecordKind] = RecordKind.UNDELIVERED
     t_us: int
     payload: bytes
 
@@ -204,6 +216,7 @@ Record = (
     | ProtocolRecord
     | CountersRecord
     | EndRecord
+    | UndeliveredRecord
 )
 
 
@@ -234,7 +247,7 @@ def record_items(record: Record) -> list[Any]:
                 *head, record.origin, list(record.order_key), record.sent_us, record.late,
                 record.payload,
             ]  # fmt: skip
-        case LocalOpRecord():
+        case LocalOpRecord() | UndeliveredRecord():
             return [*head, record.payload]
         case MemberRecord():
             return [*head, record.member, record.state]
@@ -454,6 +467,7 @@ _DECODERS: dict[RecordKind, tuple[Any, int]] = {
     ),
     RecordKind.COUNTERS: (_counters, 1),
     RecordKind.END: (lambda t, f: EndRecord(t), 0),
+    RecordKind.UNDELIVERED: (lambda t, f: UndeliveredRecord(t, _bytes(f[0], "payload")), 1),
 }
 
 
@@ -477,6 +491,7 @@ __all__ = [
     "SessionLogError",
     "StateReceivedRecord",
     "StateSentRecord",
+    "UndeliveredRecord",
     "decode_record",
     "encode_record",
     "frame",

@@ -45,6 +45,7 @@ from whiteboard.sessionlog.format import (
     SessionHeader,
     StateReceivedRecord,
     StateSentRecord,
+    UndeliveredRecord,
 )
 
 Row = dict[str, Any]
@@ -126,7 +127,7 @@ def record_row(header: SessionHeader, seq: int, record: Record) -> Row:
             row["sent_us"] = record.sent_us
             row["late"] = record.late
             _describe_payload(row, record.payload)
-        case LocalOpRecord():
+        case LocalOpRecord() | UndeliveredRecord():
             _describe_payload(row, record.payload)
         case MemberRecord():
             row["member"] = _i64(record.member)

@@ -18,6 +18,7 @@ from whiteboard.sessionlog.format import (
     ReadyRecord,
     StateReceivedRecord,
     StateSentRecord,
+    UndeliveredRecord,
 )
 from whiteboard.sessionlog.reader import open_log
 
@@ -38,6 +39,7 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
         local = {"total": 0, "presences": 0}
         states_received: list[dict[str, int]] = []
         states_sent = 0
+        undelivered = 0
         ready_us: int | None = None
         counters: dict[str, int] = {}
         last_us = header.t_us
@@ -69,6 +71,8 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
                     events[record.name] += 1
                 case CountersRecord():
                     counters = dict(record.counters)
+                case UndeliveredRecord():
+                    undelivered += 1
         report = reader.report
     others = {m: s for m, s in members.items() if m != header.member_id}
     return {
@@ -96,6 +100,7 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
             "origins": len(origins),
         },
         "sent": {**local, "ops": local["total"] - local["presences"]},
+        "undelivered": undelivered,
         "members_seen": len(others),
         "members_last_state": dict(sorted(Counter(others.values()).items())),
         "states_received": states_received,
@@ -127,7 +132,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         + ("never" if s["joined_after_ms"] is None else f"after {s['joined_after_ms']} ms"),
         f"  delivered    {delivered['ops']:,} ops from {delivered['origins']} members "
         f"({delivered['late']:,} late), {delivered['presences']:,} presences",
-        f"  sent         {sent['ops']:,} ops, {sent['presences']:,} presences",
+        f"  sent         {sent['ops']:,} ops, {sent['presences']:,} presences"
+        + (f", {s['undelivered']:,} not delivered by the end" if s["undelivered"] else ""),
         f"  members      {s['members_seen']} other{'s' if s['members_seen'] != 1 else ''} seen"
         + _states(s["members_last_state"]),
     ]

@@ -29,6 +29,7 @@ from whiteboard.sessionlog.format import (
     LocalOpRecord,
     Record,
     SessionHeader,
+    UndeliveredRecord,
     encode_record,
     frame,
     preamble,
@@ -127,6 +128,11 @@ class SessionLogWriter:
         """A payload this member sent (an op, or a presence): call it with what was given to
         ``transport.send``."""
         self.append(LocalOpRecord(to_us(now), bytes(payload)))
+
+    def record_undelivered(self, payload: bytes, now: float) -> None:
+        """An op this member sent that the session is ending without delivering back (its
+        encoding, as it was sent): call it before :meth:`close`."""
+        self.append(UndeliveredRecord(to_us(now), bytes(payload)))
 
     def record_counters(self, counters: Mapping[str, int], now: float) -> None:
         """A snapshot of ``transport.counters()``: worth recording before :meth:`close`."""
