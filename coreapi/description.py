@@ -27,6 +27,9 @@ class EventKind(Enum):
 
     NACK_SENT = "NACK sent"
     RETRANSMISSION = "retransmission"
+    # This member took the host role over from one that died or left (MTP failover): the app
+    # says so, since others' drawing now depends on this member staying.
+    TOOK_OVER = "took over as host"
 
 
 class Link(Enum):

@@ -626,6 +626,8 @@ class MtpCore:
         self._upper.ready()
         self._sender.settle_doubt()  # a successor's message in doubt: its web is gone
         self._sender.want_token(now)
+        if first:
+            self._upper.protocol_event("took_over", {"web": self.web.id, "first": first})
 
     def _on_join(self, packet: MtpPacket, addr: Address, now: float) -> None:
         header = packet.header

@@ -115,7 +115,7 @@ DESCRIPTION = TransportDescription(
     role_param="role",
     # MTP names the web's multicast NSAP in its packets (RFC 1301 §2.3.2).
     group_param="group",
-    events={"nak_sent": EventKind.NACK_SENT},
+    events={"nak_sent": EventKind.NACK_SENT, "took_over": EventKind.TOOK_OVER},
     # mtp.link.Phase, by value. Until ready, sends are queued and go once a token is granted.
     phases={
         "new": PhaseMeaning(Link.JOINING, "starting", sends=False),

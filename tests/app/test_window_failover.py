@@ -53,5 +53,13 @@ def test_the_participants_keep_the_board_when_the_host_dies(qtbot: QtBot, net: N
     assert ready(ann) and ready(bob)
     for window in (ann, bob):
         qtbot.waitUntil(lambda w=window: w.state_view.label.toolTip() == "Connected")
+    # The one that took over is told, and its label names its new role; the other's does not.
+    heir, other = (ann, bob) if core(ann).is_master else (bob, ann)
+    assert "(host)" in heir.transport_label.text()
+    assert (
+        "you host this board now"
+        in heir.state_view.notice.toolTip() + heir.state_view.notice.text()
+    )
+    assert "(host)" not in other.transport_label.text()
     states = {row.member: row.state for row in ann.health.rows()}
     assert states[host.transport.member_id] is MemberState.LEFT

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from coreapi.description import EventKind
 from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
@@ -58,6 +59,7 @@ from whiteboard.transport.events import (
     Failure,
     JoinProgress,
     MemberChanged,
+    ProtocolEvent,
     Ready,
 )
 from whiteboard.transport.interface import MemberState
@@ -529,7 +531,24 @@ class MainWindow(QMainWindow):
             # Reasons are written for people by the transports; the details are in the log.
             # (While reconnecting, the state says it already.)
             self.state_view.tell(event.reason)
-        # ProtocolEvent: for the session logs.
+        elif (
+            isinstance(event, ProtocolEvent)
+            and self.spec.description.events.get(event.name) is EventKind.TOOK_OVER
+        ):
+            self._took_over()
+        # Other protocol events: for the session logs.
+
+    def _took_over(self) -> None:
+        """The host died or left and this member took its role over (MTP failover): the
+        label names the role, and the person is told why it matters."""
+        description = self.spec.description
+        host = description.host_role
+        if host is not None:
+            as_host = self.spec.with_params(**{description.role_param: host.value})
+            self.transport_label.setText(as_host.describe())
+        self.state_view.tell(
+            "The host is gone: you host this board now. Keep this window open while others draw."
+        )
 
     def _show_session_state(self) -> None:
         """Show the session state, and let the canvas take drawing only when the member can
