@@ -320,7 +320,7 @@ class MtpCore:
                 if unsent:
                     self._upper.failure(
                         f"the mtp master went silent while this member was leaving; "
-                        f"{unsent} payloads were not sent"
+                        f"{unsent} payload{'' if unsent == 1 else 's'} not sent in this web"
                     )
                 self.finish()
                 return
@@ -677,7 +677,8 @@ class MtpCore:
             return  # what the quit told us made us rejoin already: that plan stands
         self._link.report_left(self._link.identity_of(master))
         unsent = self._sender.unsent()
-        note = f"; {unsent} payloads were not sent" if unsent else ""
+        plural = "" if unsent == 1 else "s"
+        note = f"; {unsent} payload{plural} not sent in this web" if unsent else ""
         self._upper.failure(f"the mtp master closed the web{note}")
         self.finish()
 

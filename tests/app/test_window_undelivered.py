@@ -34,7 +34,7 @@ LATER = [(x + 200, y + 100) for x, y in PATH]  # drawn while the host is gone
 def strand_a_stroke(qtbot: QtBot, net: NetConfig) -> tuple[MainWindow, MainWindow, Path]:
     """A host and ann; ann draws one stroke that is delivered, then another, and the host
     closes the web (RFC 1301 §3.3.2) before it could grant that one a token: the web ends
-    with it unsent ("the mtp master closed the web; 1 payloads were not sent"). Returns
+    with it unsent ("the mtp master closed the web; 1 payload not sent in this web"). Returns
     (host, ann, the log of ann's ended session), once her session ended and the host finished."""
     host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
     qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)

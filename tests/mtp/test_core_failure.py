@@ -526,7 +526,7 @@ def test_a_member_confirms_the_masters_quit_reports_it_and_finishes() -> None:
     confirms = member.named("quit[confirm]")
     assert len(confirms) == 1
     assert confirms[0].dest == addr_of(MASTER) and confirms[0].packet.header.destination == MASTER
-    assert member.failures() == ["the mtp master closed the web; 2 payloads were not sent"]
+    assert member.failures() == ["the mtp master closed the web; 2 payloads not sent in this web"]
     assert len(_left(member, MASTER)) == 1
     assert member.core.finished
 
