@@ -60,6 +60,10 @@ class Reminder:
                 confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
             return
         if source == confirmer.ident:
+            # A station's confirmation of its own number: it restarted and its new run resumes
+            # above it (§2.8, our resumption marker, see confirm_options).
+            seq = unwrap(option.seq, confirmer.last_valid)
+            self._sequencer.resumed(confirmer, seq, now)
             return
         station = s.stations.get(source)
         if station is None:
@@ -70,14 +74,35 @@ class Reminder:
     def confirm_options(self, budget: int) -> tuple[list[Confirm], list[Station]]:
         """Confirm options for the stations whose last packet we have not confirmed yet in a
         multicast data packet (A flag 0, §2.3), as many as ``budget`` bytes allow, fairly."""
+        marker = self._resumption_marker()
+        budget -= 8 * len(marker)
         owed = [s for s in self._s.stations if not s.confirmed and s.last_valid > 0]
         if not owed:
-            return [], []
+            return marker, []
         limit = max(0, budget // 8)
         start = self._confirm_cursor % len(owed)
         chosen = (owed[start:] + owed[:start])[:limit]
         self._confirm_cursor += len(chosen)
-        return [Confirm(to_wire(s.last_valid), s.ident) for s in chosen], chosen
+        return [*marker, *(Confirm(to_wire(s.last_valid), s.ident) for s in chosen)], chosen
+
+    def _resumption_marker(self) -> list[Confirm]:
+        """§2.8: a member that restarted resumes its S_n from a join answer; a station that
+        holds more of its previous run than the answerer did would take its new packets for
+        duplicates. So each packet of the new run carries a Confirm of our own number where it
+        resumed (a station never confirms itself otherwise, and older members ignore it),
+        until every station has confirmed a packet of the new run."""
+        s = self._s
+        after = s.resumed_after
+        if after is None:
+            return []
+        if s.seq > after and all(
+            t.confirmed_mine > after
+            for t in s.stations
+            if t.state is not MemberState.LEFT and not t.stranger
+        ):
+            s.resumed_after = None
+            return []
+        return [Confirm(to_wire(after), s.member_id)]
 
     def all_confirmed(self) -> bool:
         return all(

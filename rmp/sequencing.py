@@ -190,6 +190,43 @@ class Sequencer:
         station.seen_top = max(station.seen_top, last)
         self._s.stations.note_due(station, now + delay)
 
+    def settle(self, station: Station, top: int, now: float) -> None:
+        """Everything of ``station``'s up to ``top`` in sequence now: what is still missing is
+        given up (counted, reported), what waits behind it is delivered in order."""
+        self.give_up_on(station, range(station.last_valid + 1, top + 1), now)
+
+    def resumed(self, station: Station, resumes_after: int, now: float) -> None:
+        """``station`` says (a Confirm of its own number, rmp/remind.py) that it restarted and
+        its new run resumes above ``resumes_after`` (§2.8). Its previous run's numbers above
+        that are reused by the new one: whatever we hold or miss of them is given up and
+        reported, so that its new packets are taken in, and none of its old ones (nor of its
+        new ones) is lost in silence. Once per restart."""
+        if station.resumed_after == resumes_after:
+            return
+        station.resumed_after = resumes_after
+        s = self._s
+        above = sorted(q for q in (*station.waiting, *station.missing) if q > resumes_after)
+        delivered = max(station.last_valid, max(station.delivered_ahead, default=0))
+        if above or delivered > resumes_after:
+            s.counters["packets_given_up"] += len(above)
+            s.upper.protocol_event(
+                "restart_taken", {"source": station.ident, "resumes_after": resumes_after}
+            )
+            s.upper.failure(
+                f"member {station.ident:08x} restarted at its packet {resumes_after + 1}: "
+                f"{len(above)} packet(s) of its previous run were not recovered here, and "
+                f"what was delivered here after its packet {resumes_after} (up to "
+                f"{max(delivered, resumes_after)}) the others may lack"
+            )
+        for seq in above:
+            station.waiting.pop(seq, None)
+            station.missing.pop(seq, None)
+        station.delivered_ahead = {q for q in station.delivered_ahead if q <= resumes_after}
+        station.last_valid = min(station.last_valid, resumes_after)
+        station.seen_top = min(station.seen_top, resumes_after)
+        s.store.discard_above(station.ident, resumes_after)
+        self.drain(station, now)
+
     def give_up_on(self, station: Station, seqs: Iterable[int], now: float) -> None:
         """Stop waiting for ``seqs`` from ``station``: counted, reported, skipped."""
         lost = [s for s in seqs if s not in station.waiting]

@@ -81,6 +81,9 @@ class Station:
     nack_deferrals: int = 0  # ... how often in a row: the hold doubles
     repairs_served: int = 0  # repairs scheduled for it as a requester since ...
     served_since: float = -math.inf  # ... this moment (bounded per interval, extension)
+    # Where its current run resumed, as it said (§2.8: a restart under the same id); None if
+    # it never said so. What we held above it from its previous run was given up then.
+    resumed_after: int | None = None
     order: int = 0  # its place in the list: due stations are worked in list order
     first_heard: float = 0.0  # when it entered the list
 
