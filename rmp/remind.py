@@ -15,6 +15,7 @@ class Reminder:
     the confirmations we owe; reads the confirmations others send."""
 
     def __init__(self, shared: Shared, sequencer: Sequencer) -> None:
+        self._previous_run_reported = False
         self._s = shared
         self._sequencer = sequencer
         self.last_data: RmpPacket | None = None
@@ -58,6 +59,15 @@ class Reminder:
             seq = unwrap(option.seq, s.seq)
             if seq <= s.seq:  # a confirmation of a packet we never sent is nobody's
                 confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
+            elif not self._previous_run_reported and not confirmer.stranger:
+                # ... or of a previous run of ours under this id, which no join answer told us
+                # of (we started alone, or cut off, §2.8, §5): its strokes are not on our board.
+                self._previous_run_reported = True
+                s.upper.failure(
+                    f"member {confirmer.ident:08x} holds our packets up to {seq} from before "
+                    "we restarted: what we drew then is missing here (no member answered our "
+                    "join)"
+                )
             return
         if source == confirmer.ident:
             # A station's confirmation of its own number: it restarted and its new run resumes
@@ -89,20 +99,13 @@ class Reminder:
         """§2.8: a member that restarted resumes its S_n from a join answer; a station that
         holds more of its previous run than the answerer did would take its new packets for
         duplicates. So each packet of the new run carries a Confirm of our own number where it
-        resumed (a station never confirms itself otherwise, and older members ignore it),
-        until every station has confirmed a packet of the new run."""
+        resumed (a station never confirms itself otherwise, and older members ignore it), for
+        as long as it runs: a packet of the previous run numbered above it may still be
+        repaired by a member that kept it, and only the marker tells the runs apart."""
         s = self._s
-        after = s.resumed_after
-        if after is None:
+        if s.resumed_after is None:
             return []
-        if s.seq > after and all(
-            t.confirmed_mine > after
-            for t in s.stations
-            if t.state is not MemberState.LEFT and not t.stranger
-        ):
-            s.resumed_after = None
-            return []
-        return [Confirm(to_wire(after), s.member_id)]
+        return [Confirm(to_wire(s.resumed_after), s.member_id)]
 
     def all_confirmed(self) -> bool:
         return all(

@@ -105,12 +105,12 @@ def test_s2_8_each_packet_of_a_restarted_members_new_run_says_where_it_resumed()
     (first,) = node.data_sent()
     assert first.packet.seq == 8
     assert Confirm(7, J) in first.options_of(Confirm)
-    # Once every station has confirmed a packet of the new run, it is not said any more.
+    # For as long as it runs: only the marker tells the new run from a late repair of the old.
     node.receive(control_packet(A, 5, 1.1, Confirm(8, J)), 1.1)
     node.send(b"more", 1.2)
     second = node.data_sent()[-1]
     assert second.packet.seq == 9
-    assert all(c.source != J for c in second.options_of(Confirm))
+    assert Confirm(7, J) in second.options_of(Confirm)
 
 
 def test_s2_8_a_member_joining_for_the_first_time_says_nothing_of_a_previous_run() -> None:
@@ -148,6 +148,61 @@ def test_s2_8_old_packets_still_waiting_above_the_resumption_are_given_up_and_re
     assert payload_of(J, 5) not in node.delivered_payloads()
     assert node.counter("packets_given_up") == 2  # the old 4 (never came) and the old 5
     assert len(_failures(node)) == 1
+
+
+def test_s2_8_a_late_repair_of_the_previous_run_is_given_up_not_taken_for_the_new_one() -> None:
+    """After the marker, J's packet 9 without it is its previous run's (a member that kept it
+    repairs it): delivering it would take the new run's number 9 and drop the new packet."""
+    node = ready_node(B)
+    for seq in range(1, 8):
+        node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    marker = (Confirm(7, J),)
+    node.receive(data_packet(J, 8, 6.0, payload=b"new 8", confirms=marker), 6.0)
+    node.receive(data_packet(J, 9, 5.2), 6.1)  # the old 9, late
+    node.receive(data_packet(J, 9, 6.2, payload=b"new 9", confirms=marker), 6.2)
+    assert node.delivered_payloads()[-2:] == [b"new 8", b"new 9"]
+    assert payload_of(J, 9) not in node.delivered_payloads()
+    assert node.counter("packets_given_up") == 1
+    (reason,) = _failures(node)
+    assert "previous run's packet 9" in reason
+
+
+def test_s2_8_the_answerer_takes_no_old_packet_above_the_number_it_listed() -> None:
+    node = _answerer_missing_j4()
+    node.receive(_restarted_join(6.0), 6.0)
+    node.receive(data_packet(J, 4, 5.1), 6.3)
+    node.run_until(7.0)
+    (request,) = node.requests()
+    node.provide(request, b"board", 7.0)
+    node.receive(data_packet(J, 6, 5.2), 7.1)  # its old 6, which we never had: too late
+    assert payload_of(J, 6) not in node.delivered_payloads()
+    assert node.counter("packets_given_up") == 1
+    node.receive(data_packet(J, 6, 8.0, payload=b"new 6", confirms=(Confirm(5, J),)), 8.0)
+    assert node.delivered_payloads()[-1] == b"new 6"
+
+
+def test_s2_8_a_member_restarted_without_an_answer_is_taken_in_where_it_reuses_numbers() -> None:
+    """J restarted cut off from us (no join answer: §5's partition) and numbers from 1 again.
+    Its packet 3, unlike the 3 we hold, is a new run: taken from there, and reported (its new
+    1 and 2 we took for the old ones)."""
+    node = ready_node(B)
+    for seq in range(1, 6):
+        node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    node.receive(data_packet(J, 3, 9.0, payload=b"new 3"), 9.0)
+    node.receive(data_packet(J, 4, 9.1, payload=b"new 4"), 9.1)
+    assert node.delivered_payloads()[-2:] == [b"new 3", b"new 4"]
+    assert len(_failures(node)) == 2  # the reuse, and our old 4 and 5 the others may lack
+    # A copy of what we hold (a duplicate, a reminder) is not a restart.
+    node.receive(data_packet(J, 4, 9.1, payload=b"new 4"), 9.2)
+    assert len(_failures(node)) == 2 and node.delivered_payloads()[-1] == b"new 4"
+
+
+def test_s2_8_a_member_that_restarted_alone_is_told_others_hold_its_previous_run() -> None:
+    node = ready_node(J)  # restarted, nobody answered: S_n 0, an empty board
+    node.receive(data_packet(A, 1, 6.0, confirms=(Confirm(10, J),)), 6.0)
+    node.receive(data_packet(A, 2, 6.1, confirms=(Confirm(10, J),)), 6.1)
+    (reason,) = _failures(node)
+    assert "up to 10" in reason
 
 
 def _restart_scenario(seed: int) -> Scenario:
