@@ -312,6 +312,8 @@ class RmpCore:
             self._sender.pace(now)  # confirmations may have opened the window
 
     def _on_join(self, station: Station, join: Join, packet: RmpPacket, now: float) -> None:
+        if not join.answer and (station.last_valid or station.seen_top):
+            station.joined_again = True  # restarted under its id: its marker may come (§2.8)
         if not join.answer:
             self._answers.on_request(station, join, now)
             return

@@ -72,8 +72,9 @@ class Reminder:
         if source == confirmer.ident:
             # A station's confirmation of its own number: it restarted and its new run resumes
             # above it (§2.8, our resumption marker, see confirm_options).
-            seq = unwrap(option.seq, confirmer.last_valid)
-            self._sequencer.resumed(confirmer, seq, now)
+            if confirmer.joined_again:
+                seq = unwrap(option.seq, confirmer.last_valid)
+                self._sequencer.resumed(confirmer, seq, now)
             return
         station = s.stations.get(source)
         if station is None:

@@ -53,7 +53,7 @@ class Sequencer:
         if seq <= station.last_valid or seq in station.waiting or seq in station.delivered_ahead:
             s.counters["duplicates_dropped"] += 1
             return
-        if self._previous_run(station, seq, packet):
+        if self._previous_run(station, seq, packet, live):
             return
         if seq > station.last_valid + MAX_GAP and s.knows_sequence():
             # A known station's packet this far ahead of what we have is beyond what we track
@@ -218,7 +218,7 @@ class Sequencer:
         station.resumed_after = None  # this run carries no marker: take its packets as they come
         return True
 
-    def _previous_run(self, station: Station, seq: int, packet: RmpPacket) -> bool:
+    def _previous_run(self, station: Station, seq: int, packet: RmpPacket, live: bool) -> bool:
         """A packet above where ``station`` resumed (§2.8) without its resumption marker is of
         its previous run, repaired by a member that kept it: its number is the new run's now.
         Given up, counted and reported (once per restart), never taken for the new one."""
@@ -227,6 +227,12 @@ class Sequencer:
             return False
         marker = Confirm(to_wire(after), station.ident)
         if marker in packet.options:
+            return False
+        if live:
+            # From the station itself, with no marker: its previous run is dead, so this is
+            # the run we took for new, and the marker was forged (or the station never
+            # restarted): forget it rather than refuse its packets for good (issue 17).
+            station.resumed_after = None
             return False
         s = self._s
         s.counters["packets_given_up"] += 1

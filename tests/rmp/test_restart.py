@@ -13,10 +13,11 @@ import pytest
 
 from rmp.core import Phase
 from rmp.image import split_image
-from rmp.wire import Confirm, Image, Join, RmpPacket, ntp_middle32
+from rmp.wire import Confirm, Image, Join, Retransmit, RmpPacket, ntp_middle32
 from tests.rmp.core_harness import (
     A,
     B,
+    C,
     J,
     Node,
     control_packet,
@@ -32,6 +33,11 @@ from whiteboard.transport.events import Failure
 def _restarted_join(at: float) -> RmpPacket:
     # 255 obliges any station, whatever its depth (§5's direct request).
     return RmpPacket(seq=0, timestamp=ntp_middle32(at), options=(Join(255),), source=J)
+
+
+def _repaired(inner: RmpPacket, at: float) -> RmpPacket:
+    """``inner`` sent again by C, which kept it (§2.7)."""
+    return RmpPacket(seq=9, timestamp=ntp_middle32(at), options=(Retransmit(J, inner),), source=C)
 
 
 def _failures(node: Node) -> list[str]:
@@ -128,6 +134,7 @@ def test_s2_8_a_station_that_holds_more_of_the_previous_run_takes_the_new_one() 
     node = ready_node(B)
     for seq in range(1, 10):
         node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    node.receive(_restarted_join(5.5), 5.5)  # J restarted: it asks to join
     marker = (Confirm(7, J),)
     node.receive(data_packet(J, 8, 6.0, payload=b"new 8", confirms=marker), 6.0)
     node.receive(data_packet(J, 9, 6.1, payload=b"new 9", confirms=marker), 6.1)
@@ -141,6 +148,7 @@ def test_s2_8_old_packets_still_waiting_above_the_resumption_are_given_up_and_re
     node = ready_node(B)
     for seq in (1, 2, 3, 5):  # 4 missing, 5 waiting behind it
         node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    node.receive(_restarted_join(5.5), 5.5)  # J restarted: it asks to join
     marker = (Confirm(3, J),)
     node.receive(data_packet(J, 4, 6.0, payload=b"new 4", confirms=marker), 6.0)
     node.receive(data_packet(J, 5, 6.1, payload=b"new 5", confirms=marker), 6.1)
@@ -156,9 +164,10 @@ def test_s2_8_a_late_repair_of_the_previous_run_is_given_up_not_taken_for_the_ne
     node = ready_node(B)
     for seq in range(1, 8):
         node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    node.receive(_restarted_join(5.5), 5.5)  # J restarted: it asks to join
     marker = (Confirm(7, J),)
     node.receive(data_packet(J, 8, 6.0, payload=b"new 8", confirms=marker), 6.0)
-    node.receive(data_packet(J, 9, 5.2), 6.1)  # the old 9, late
+    node.receive(_repaired(data_packet(J, 9, 5.2), 6.1), 6.1)  # the old 9, late
     node.receive(data_packet(J, 9, 6.2, payload=b"new 9", confirms=marker), 6.2)
     assert node.delivered_payloads()[-2:] == [b"new 8", b"new 9"]
     assert payload_of(J, 9) not in node.delivered_payloads()
@@ -174,7 +183,7 @@ def test_s2_8_the_answerer_takes_no_old_packet_above_the_number_it_listed() -> N
     node.run_until(7.0)
     (request,) = node.requests()
     node.provide(request, b"board", 7.0)
-    node.receive(data_packet(J, 6, 5.2), 7.1)  # its old 6, which we never had: too late
+    node.receive(_repaired(data_packet(J, 6, 5.2), 7.1), 7.1)  # its old 6: too late
     assert payload_of(J, 6) not in node.delivered_payloads()
     assert node.counter("packets_given_up") == 1
     node.receive(data_packet(J, 6, 8.0, payload=b"new 6", confirms=(Confirm(5, J),)), 8.0)
@@ -203,6 +212,17 @@ def test_s2_8_a_member_that_restarted_alone_is_told_others_hold_its_previous_run
     node.receive(data_packet(A, 2, 6.1, confirms=(Confirm(10, J),)), 6.1)
     (reason,) = _failures(node)
     assert "up to 10" in reason
+
+
+def test_s2_8_a_forged_marker_does_not_make_a_member_refuse_a_stations_packets() -> None:
+    node = ready_node(B)
+    for seq in range(1, 4):
+        node.receive(data_packet(J, seq, 5.1), 5.1 + seq / 100)
+    # Someone else's packet, in J's name, claiming J resumed at 1 (issue 17: forged packets).
+    node.receive(control_packet(J, 3, 6.0, Confirm(1, J)), 6.0)
+    node.receive(data_packet(J, 4, 6.1), 6.1)  # J itself, which never restarted
+    node.receive(data_packet(J, 5, 6.2), 6.2)
+    assert node.delivered_payloads()[-2:] == [payload_of(J, 4), payload_of(J, 5)]
 
 
 def _restart_scenario(seed: int) -> Scenario:
