@@ -19,6 +19,16 @@ MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes
 MAX_JOINERS_SERVED = 8
 
 Sending = Callable[[int], bool]  # an image to this joiner is on its way (the sender's)
+Settle = Callable[[Station, int, float], None]  # Sequencer.settle
+
+
+@dataclass
+class AnswerLinks:
+    """What the answering side calls outside itself, given by the core."""
+
+    sending: Sending
+    settle: Settle
+    resumed: Settle  # Sequencer.resumed
 
 
 @dataclass
@@ -30,14 +40,24 @@ class Answer:
     join_number: int  # the request's, echoed in the answer
 
 
+@dataclass
+class Settling:
+    """A restarted joiner whose old packets we recover before answering (``_settled``)."""
+
+    limit: float  # then what is still missing is given up
+    first_due: float  # when our answer first fell due: answers heard since make ours stand down
+    respread: bool = False  # once in sequence, our answer was spread again
+
+
 class JoinAnswers:
     """Owns the answers in progress: due after a random spread (``due``), waiting for the
     board (``requests``), sent and kept for repeats (``answered``), and the answers heard
     from other stations (``heard_for``) that make ours stand down."""
 
-    def __init__(self, shared: Shared, sending: Sending) -> None:
+    def __init__(self, shared: Shared, links: AnswerLinks) -> None:
         self._s = shared
-        self._sending = sending
+        self._links = links
+        self.settling: dict[int, Settling] = {}  # joiner -> recovering its old packets
         self.requests: dict[int, Answer] = {}
         self._next_request = 1
         self.heard_for: dict[int, float] = {}  # joiner -> when we heard it answered
@@ -64,7 +84,7 @@ class JoinAnswers:
             # sent follow) serves, freshly timestamped for the joiner's clock offset (§2.8).
             self.send_answer(ours[0], now)
             return
-        if self._sending(joiner.ident) or joiner.ident in self.due:
+        if self._links.sending(joiner.ident) or joiner.ident in self.due:
             return  # its image will be on its way (the sequence repairs any loss)
         if any(a.joiner == joiner.ident for a in self.requests.values()):
             return
@@ -88,16 +108,56 @@ class JoinAnswers:
                 continue
             del self.due[joiner]
             heard = self.heard_for.get(joiner)
-            if heard is not None and heard >= due - s.params.answer_spread:
+            settling = self.settling.get(joiner)
+            first_due = settling.first_due if settling is not None else due
+            if heard is not None and heard >= first_due - s.params.answer_spread:
+                self.settling.pop(joiner, None)
                 continue  # another station answered it meanwhile
+            if not self._settled(joiner, due, number, now):
+                continue
             listed = {t.ident: t.last_valid for t in s.stations if t.state is not MemberState.LEFT}
             listed[s.member_id] = s.seq
+            rejoined = s.stations.get(joiner)
+            if rejoined is not None:
+                # It resumes above the highest number of its we know of (see _settled).
+                listed[joiner] = max(rejoined.last_valid, rejoined.seen_top, rejoined.source_seq)
+                if listed[joiner]:
+                    # Its previous run's numbers above that will be its new run's: ours now.
+                    self._links.resumed(rejoined, listed[joiner], now)
             request = self._next_request
             self._next_request += 1
             self.requests[request] = Answer(joiner, listed, number)
             # The application answers with provide_board_state once every delivery before
             # this request is on its board: the image then matches the list exactly.
             s.upper.board_state_requested(request)
+
+    def _settled(self, joiner: int, due: float, number: int, now: float) -> bool:
+        """§2.8 tells a station in the list to resume its S_n from its entry, and a restarted
+        process knows nothing of its previous run: the entry must be the highest number of its
+        we have seen, or its new packets would reuse numbers we (and others) hold and be dropped
+        as duplicates. The image must then hold everything up to that number, so we first
+        recover its old packets still missing (or, after join_interval * join_tries, give them
+        up, counted and reported) and cut the image only then."""
+        s, p = self._s, self._s.params
+        station = s.stations.get(joiner)
+        settling = self.settling.get(joiner)
+        if station is None or not (station.missing or station.waiting):
+            if settling is None or settling.respread or not p.answer_spread:
+                self.settling.pop(joiner, None)
+                return True
+            # Every station waiting on the same repairs is ready at the same moment: spread
+            # the answers again, so that one is heard and the others stand down.
+            settling.respread = True
+            self.due[joiner] = (now + s.rng.random() * p.answer_spread, number)
+            return False
+        if settling is None:
+            settling = self.settling[joiner] = Settling(now + p.join_interval * p.join_tries, due)
+        if now >= settling.limit:
+            self._links.settle(station, max(station.seen_top, station.last_valid), now)
+            return self._settled(joiner, due, number, now)
+        # Look again soon (the NACKs for its old packets are on their way, §2.6).
+        self.due[joiner] = (min(settling.limit, now + p.nack_retry / 2), number)
+        return False
 
     def send_answer(self, answer: Answer, now: float) -> None:
         s = self._s
@@ -122,6 +182,12 @@ class JoinAnswers:
         for option in packet.options:
             if isinstance(option, Confirm) and option.source in self.due:
                 self.heard_for[option.source] = now
+
+    def heard_image(self, joiner: int, now: float) -> None:
+        """Another station's image part for ``joiner``: its join is answered (we may have
+        missed that answer), so ours, still due, stands down."""
+        if joiner in self.due:
+            self.heard_for[joiner] = now
 
     def forget(self, now: float) -> None:
         """An answer is kept for image_stall: a joiner still asking after that has given up on

@@ -87,6 +87,10 @@ class Shared:
         self.counters = dict.fromkeys(COUNTERS, 0)
         self.seq = 0  # S_n (§2.1), unbounded; on the wire modulo 2**16
         self.clock_offset = 0.0  # §2.8: added to our clock for timestamps
+        # §2.8: our S_n was resumed from a join answer's entry for us (we restarted under an id
+        # the group knew); every packet says so until every station has confirmed one of our
+        # new run (rmp/remind.py). None: nothing to say.
+        self.resumed_after: int | None = None
         self.last_sent_at = 0.0  # our last multicast, for the keepalive
 
     def knows_sequence(self) -> bool:

@@ -28,8 +28,9 @@ from collections.abc import Mapping
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import unwrap
-from rmp.answer import JoinAnswers
+from rmp.answer import AnswerLinks, JoinAnswers
 from rmp.context import COUNTERS, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
+from rmp.image import image_owner
 from rmp.join import Joiner, JoinLinks
 from rmp.members import Members
 from rmp.ordering import Delivery
@@ -80,7 +81,14 @@ class RmpCore:
             self._sequencer, self._delivery, self._members.known, self._enter, self._sender.pace
         )
         self._joiner = Joiner(s, links)
-        self._answers = JoinAnswers(s, lambda joiner: joiner in self._sender.image_jobs)
+        self._answers = JoinAnswers(
+            s,
+            AnswerLinks(
+                sending=lambda joiner: joiner in self._sender.image_jobs,
+                settle=self._sequencer.settle,
+                resumed=self._sequencer.resumed,
+            ),
+        )
         self._leave_deadline: float | None = None
 
     # -- the one way the phase changes -------------------------------------------------------
@@ -304,6 +312,8 @@ class RmpCore:
             self._sender.pace(now)  # confirmations may have opened the window
 
     def _on_join(self, station: Station, join: Join, packet: RmpPacket, now: float) -> None:
+        if not join.answer and (station.last_valid or station.seen_top):
+            station.joined_again = True  # restarted under its id: its marker may come (§2.8)
         if not join.answer:
             self._answers.on_request(station, join, now)
             return
@@ -315,6 +325,9 @@ class RmpCore:
         """The next packet in ``station``'s sequence: an image part is the joiner's, anything
         else is delivered, or held while joining: the image comes first (§2.8)."""
         if isinstance(packet.options[-1], Image):
+            owner = image_owner(packet.data) if packet.data is not None else None
+            if owner is not None:
+                self._answers.heard_image(owner, now)  # that joiner is answered
             self._joiner.on_image_part(station, packet, now)
         elif self._shared.phase in (Phase.JOINING, Phase.IMAGE, Phase.LISTENING):
             self._joiner.hold(station, packet)

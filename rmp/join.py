@@ -152,8 +152,13 @@ class Joiner:
             if isinstance(option, Confirm):
                 listed[option.source] = option.seq
         # §2.8: a station that sees itself in the list had a previous session: resume S_n.
+        # A restarted process knows nothing of its previous run: the answerer lists the highest
+        # number of ours it has seen (rmp/answer.py), and every packet of our new run says where
+        # it resumed, so that a station holding more of our previous run drops it (reported)
+        # rather than drop our new packets as duplicates (rmp/remind.py, Sequencer.resumed).
         if s.member_id in listed:
             s.seq = listed.pop(s.member_id)
+            s.resumed_after = s.seq or None
         self._take_list(listed, now)
         # §2.8: the clock offset, from the answer's timestamp; under 0.5 s it is taken as null.
         offset = seconds_from_middle32(packet.timestamp, now) - now

@@ -15,6 +15,7 @@ class Reminder:
     the confirmations we owe; reads the confirmations others send."""
 
     def __init__(self, shared: Shared, sequencer: Sequencer) -> None:
+        self._previous_run_reported = False
         self._s = shared
         self._sequencer = sequencer
         self.last_data: RmpPacket | None = None
@@ -58,8 +59,22 @@ class Reminder:
             seq = unwrap(option.seq, s.seq)
             if seq <= s.seq:  # a confirmation of a packet we never sent is nobody's
                 confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
+            elif not self._previous_run_reported and not confirmer.stranger:
+                # ... or of a previous run of ours under this id, which no join answer told us
+                # of (we started alone, or cut off, §2.8, §5): its strokes are not on our board.
+                self._previous_run_reported = True
+                s.upper.failure(
+                    f"member {confirmer.ident:08x} holds our packets up to {seq} from before "
+                    "we restarted: what we drew then is missing here (no member answered our "
+                    "join)"
+                )
             return
         if source == confirmer.ident:
+            # A station's confirmation of its own number: it restarted and its new run resumes
+            # above it (§2.8, our resumption marker, see confirm_options).
+            if confirmer.joined_again:
+                seq = unwrap(option.seq, confirmer.last_valid)
+                self._sequencer.resumed(confirmer, seq, now)
             return
         station = s.stations.get(source)
         if station is None:
@@ -70,14 +85,28 @@ class Reminder:
     def confirm_options(self, budget: int) -> tuple[list[Confirm], list[Station]]:
         """Confirm options for the stations whose last packet we have not confirmed yet in a
         multicast data packet (A flag 0, §2.3), as many as ``budget`` bytes allow, fairly."""
+        marker = self._resumption_marker()
+        budget -= 8 * len(marker)
         owed = [s for s in self._s.stations if not s.confirmed and s.last_valid > 0]
         if not owed:
-            return [], []
+            return marker, []
         limit = max(0, budget // 8)
         start = self._confirm_cursor % len(owed)
         chosen = (owed[start:] + owed[:start])[:limit]
         self._confirm_cursor += len(chosen)
-        return [Confirm(to_wire(s.last_valid), s.ident) for s in chosen], chosen
+        return [*marker, *(Confirm(to_wire(s.last_valid), s.ident) for s in chosen)], chosen
+
+    def _resumption_marker(self) -> list[Confirm]:
+        """§2.8: a member that restarted resumes its S_n from a join answer; a station that
+        holds more of its previous run than the answerer did would take its new packets for
+        duplicates. So each packet of the new run carries a Confirm of our own number where it
+        resumed (a station never confirms itself otherwise, and older members ignore it), for
+        as long as it runs: a packet of the previous run numbered above it may still be
+        repaired by a member that kept it, and only the marker tells the runs apart."""
+        s = self._s
+        if s.resumed_after is None:
+            return []
+        return [Confirm(to_wire(s.resumed_after), s.member_id)]
 
     def all_confirmed(self) -> bool:
         return all(

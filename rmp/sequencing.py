@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 
-from coreapi.seqnum import unwrap
+from coreapi.seqnum import to_wire, unwrap
 from rmp.context import Shared
 from rmp.stations import (
     MAX_GAP,
@@ -16,7 +16,7 @@ from rmp.stations import (
     Station,
     Waiting,
 )
-from rmp.wire import RmpPacket
+from rmp.wire import Confirm, RmpPacket
 
 # What to do with a packet that is next in a station's sequence (or delivered at WI expiry):
 # deliver it, hold it while joining, or take it as an image part. The core decides (§2.8).
@@ -48,8 +48,12 @@ class Sequencer:
         seq = unwrap(packet.seq, station.last_valid)
         if s.knows_sequence():
             self.take_in(station, seq, now)
+        if live and self._reused(station, seq, packet, now):
+            seq = unwrap(packet.seq, station.last_valid)
         if seq <= station.last_valid or seq in station.waiting or seq in station.delivered_ahead:
             s.counters["duplicates_dropped"] += 1
+            return
+        if self._previous_run(station, seq, packet, live):
             return
         if seq > station.last_valid + MAX_GAP and s.knows_sequence():
             # A known station's packet this far ahead of what we have is beyond what we track
@@ -189,6 +193,89 @@ class Sequencer:
             room -= 1
         station.seen_top = max(station.seen_top, last)
         self._s.stations.note_due(station, now + delay)
+
+    def settle(self, station: Station, top: int, now: float) -> None:
+        """Everything of ``station``'s up to ``top`` in sequence now: what is still missing is
+        given up (counted, reported), what waits behind it is delivered in order."""
+        self.give_up_on(station, range(station.last_valid + 1, top + 1), now)
+
+    def _reused(self, station: Station, seq: int, packet: RmpPacket, now: float) -> bool:
+        """A packet from the station itself under a number we hold a different packet for: it
+        restarted with no join answer (alone, or cut off by a partition, §2.8 and §5) and its
+        new run reuses its old numbers. Its new run is taken from here on and what we hold of
+        the old one above it given up, reported (Sequencer.resumed); its new packets before
+        this one, which we took for old ones, are lost here: the report says so."""
+        stored = self._s.store.get(station.ident, seq)
+        if stored is None or (stored.timestamp, stored.data) == (packet.timestamp, packet.data):
+            return False
+        if station.resumed_after is not None and seq > station.resumed_after:
+            return False  # the marker's run: a forged or broken copy, not a restart
+        self._s.upper.failure(
+            f"member {station.ident:08x} restarted and reuses the numbers of its previous "
+            f"run: its new packets before {seq} may be lost here"
+        )
+        self.resumed(station, seq - 1, now)
+        station.resumed_after = None  # this run carries no marker: take its packets as they come
+        return True
+
+    def _previous_run(self, station: Station, seq: int, packet: RmpPacket, live: bool) -> bool:
+        """A packet above where ``station`` resumed (§2.8) without its resumption marker is of
+        its previous run, repaired by a member that kept it: its number is the new run's now.
+        Given up, counted and reported (once per restart), never taken for the new one."""
+        after = station.resumed_after
+        if after is None or seq <= after:
+            return False
+        marker = Confirm(to_wire(after), station.ident)
+        if marker in packet.options:
+            return False
+        if live:
+            # From the station itself, with no marker: its previous run is dead, so this is
+            # the run we took for new, and the marker was forged (or the station never
+            # restarted): forget it rather than refuse its packets for good (issue 17).
+            station.resumed_after = None
+            return False
+        s = self._s
+        s.counters["packets_given_up"] += 1
+        if not station.previous_run_reported:
+            station.previous_run_reported = True
+            s.upper.failure(
+                f"member {station.ident:08x} restarted at its packet {after + 1}: its previous "
+                f"run's packet {seq} reached us after that and is given up"
+            )
+        return True
+
+    def resumed(self, station: Station, resumes_after: int, now: float) -> None:
+        """``station`` says (a Confirm of its own number, rmp/remind.py) that it restarted and
+        its new run resumes above ``resumes_after`` (§2.8). Its previous run's numbers above
+        that are reused by the new one: whatever we hold or miss of them is given up and
+        reported, so that its new packets are taken in, and none of its old ones (nor of its
+        new ones) is lost in silence. Once per restart."""
+        if station.resumed_after == resumes_after:
+            return
+        station.resumed_after = resumes_after
+        station.previous_run_reported = False
+        s = self._s
+        above = sorted(q for q in (*station.waiting, *station.missing) if q > resumes_after)
+        delivered = max(station.last_valid, max(station.delivered_ahead, default=0))
+        if above or delivered > resumes_after:
+            s.counters["packets_given_up"] += len(above)
+            s.upper.protocol_event(
+                "restart_taken", {"source": station.ident, "resumes_after": resumes_after}
+            )
+            s.upper.failure(
+                f"member {station.ident:08x} restarted at its packet {resumes_after + 1}: "
+                f"{len(above)} packet(s) of its previous run were not recovered here, and "
+                f"what was delivered here after its packet {resumes_after} (up to "
+                f"{max(delivered, resumes_after)}) the others may lack"
+            )
+        for seq in above:
+            station.waiting.pop(seq, None)
+            station.missing.pop(seq, None)
+        station.delivered_ahead = {q for q in station.delivered_ahead if q <= resumes_after}
+        station.last_valid = min(station.last_valid, resumes_after)
+        station.seen_top = min(station.seen_top, resumes_after)
+        s.store.discard_above(station.ident, resumes_after)
+        self.drain(station, now)
 
     def give_up_on(self, station: Station, seqs: Iterable[int], now: float) -> None:
         """Stop waiting for ``seqs`` from ``station``: counted, reported, skipped."""

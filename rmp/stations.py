@@ -81,6 +81,13 @@ class Station:
     nack_deferrals: int = 0  # ... how often in a row: the hold doubles
     repairs_served: int = 0  # repairs scheduled for it as a requester since ...
     served_since: float = -math.inf  # ... this moment (bounded per interval, extension)
+    # Where its current run resumed, as it said (§2.8: a restart under the same id); None if
+    # it never said so. What we held above it from its previous run was given up then.
+    resumed_after: int | None = None
+    # It asked to join while we held packets of its: a restart, so its resumption marker is
+    # believed (a marker alone, forged, could make us drop its packets).
+    joined_again: bool = False
+    previous_run_reported: bool = False  # a packet of its previous run came after that
     order: int = 0  # its place in the list: due stations are worked in list order
     first_heard: float = 0.0  # when it entered the list
 

@@ -41,6 +41,13 @@ class RetentionStore:
         stored = self._packets.get((source, seq))
         return stored.packet if stored is not None else None
 
+    def discard_above(self, source: int, seq: int) -> None:
+        """Forget ``source``'s packets numbered above ``seq``: a restarted station reuses those
+        numbers (RR-2100 §2.8), so what we hold under them is no longer its packet. Rare (a
+        restart), so a scan of the bounded store is fine."""
+        for key in [k for k in self._packets if k[0] == source and k[1] > seq]:
+            del self._packets[key]
+
     def was_evicted(self, source: int, seq: int) -> bool:
         return (source, seq) in self._evicted
 

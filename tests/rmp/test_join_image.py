@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from rmp.answer import Answer, JoinAnswers
+from rmp.answer import Answer, AnswerLinks, JoinAnswers
 from rmp.context import Phase
 from rmp.image import split_image
 from rmp.join import Joiner, JoinLinks
@@ -202,7 +202,9 @@ class Answering:
     def __init__(self, **params: object) -> None:
         self.ctx = Context(A, Phase.READY, **params)
         self.sending: set[int] = set()
-        self.part = JoinAnswers(self.ctx.shared, self.sending.__contains__)
+        sequencer = Sequencer(self.ctx.shared, Consumed())
+        links = AnswerLinks(self.sending.__contains__, sequencer.settle, sequencer.resumed)
+        self.part = JoinAnswers(self.ctx.shared, links)
 
     def requests(self) -> list[int]:
         return [e.request for e in self.ctx.drain() if isinstance(e, BoardStateRequested)]
