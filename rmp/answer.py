@@ -10,9 +10,10 @@ from coreapi import MemberState
 from coreapi.seqnum import to_wire
 from rmp.context import Phase, Shared
 from rmp.stations import Station
-from rmp.wire import Confirm, Join, RmpPacket
+from rmp.wire import Confirm, Join, NackRange, RmpPacket
 
 MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes a station)
+ANSWER_LIST_BYTES = MAX_ANSWER_STATIONS * Confirm.SIZE  # the list's room, holes included
 # Joiners answered at once (due, waiting for the board, or answered within image_stall), at most:
 # each costs the application a copy of the board and us an image; a burst of join requests from
 # phantom stations must not (extension, issue 17). A joiner refused asks again (§2.8).
@@ -36,8 +37,47 @@ class Answer:
     """A join answer we owe once the application gives us the board (§2.8)."""
 
     joiner: int
-    stations: dict[int, int]  # station -> its last valid sequence number, ours included
+    stations: dict[int, int]  # station -> the last of its packets the image holds, ours included
     join_number: int  # the request's, echoed in the answer
+    holes: tuple[NackRange, ...] = ()  # below those numbers, the packets the image lacks
+
+
+def image_holes(stations: list[Station]) -> tuple[dict[int, int], tuple[NackRange, ...]]:
+    """What the board holds of each station: up to its last valid number, and the packets
+    delivered above it at WI expiry (§2.3), which are on the board the image is cut from. A
+    joiner told only the last valid number would take those again and deliver them twice
+    (issue 17, campaign seeds 207, 405, 834, 857). So a station with packets delivered ahead
+    is listed at the last of them, and its holes below (missing, or waiting) follow as
+    NackRange options (our framing): the joiner asks for those and takes nothing else again.
+    Holes that do not fit the datagram leave their station listed at its last valid number."""
+    listed = {t.ident: t.last_valid for t in stations}
+    holes: list[NackRange] = []
+    # The list names these stations, the answerer and the joiner.
+    room = ANSWER_LIST_BYTES - Confirm.SIZE * min(len(stations) + 2, MAX_ANSWER_STATIONS)
+    for station in stations:
+        top = max(station.delivered_ahead, default=0)
+        if top <= station.last_valid:
+            continue
+        ranges = _ranges(station, top)
+        if NackRange.SIZE * len(ranges) > room:
+            continue
+        room -= NackRange.SIZE * len(ranges)
+        holes.extend(ranges)
+        listed[station.ident] = top
+    return listed, tuple(holes)
+
+
+def _ranges(station: Station, top: int) -> list[NackRange]:
+    """The packets of ``station`` between its last valid number and ``top`` not delivered."""
+    ranges: list[NackRange] = []
+    first: int | None = None
+    for seq in range(station.last_valid + 1, top + 2):
+        if seq <= top and seq not in station.delivered_ahead:
+            first = seq if first is None else first
+        elif first is not None:
+            ranges.append(NackRange(0, to_wire(first), station.ident, seq - first))
+            first = None
+    return ranges
 
 
 @dataclass
@@ -115,7 +155,9 @@ class JoinAnswers:
                 continue  # another station answered it meanwhile
             if not self._settled(joiner, due, number, now):
                 continue
-            listed = {t.ident: t.last_valid for t in s.stations if t.state is not MemberState.LEFT}
+            listed, holes = image_holes(
+                [t for t in s.stations if t.state is not MemberState.LEFT and t.ident != joiner]
+            )
             listed[s.member_id] = s.seq
             rejoined = s.stations.get(joiner)
             if rejoined is not None:
@@ -126,7 +168,7 @@ class JoinAnswers:
                     self._links.resumed(rejoined, listed[joiner], now)
             request = self._next_request
             self._next_request += 1
-            self.requests[request] = Answer(joiner, listed, number)
+            self.requests[request] = Answer(joiner, listed, number, holes)
             # The application answers with provide_board_state once every delivery before
             # this request is on its board: the image then matches the list exactly.
             s.upper.board_state_requested(request)
@@ -167,7 +209,11 @@ class JoinAnswers:
         packet = RmpPacket(
             seq=to_wire(s.seq),
             timestamp=s.timestamp(now),
-            options=(Join(answer.join_number, answer=True), *confirms[:MAX_ANSWER_STATIONS]),
+            options=(
+                Join(answer.join_number, answer=True),
+                *confirms[:MAX_ANSWER_STATIONS],
+                *answer.holes,
+            ),
             source=s.member_id,
         )
         # Multicast: the joiner gets it, and other stations hear that the join is answered.

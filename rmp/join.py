@@ -12,8 +12,8 @@ from rmp.context import Phase, Shared
 from rmp.image import ImageAssembly, ImageError, image_owner
 from rmp.ordering import Delivery
 from rmp.sequencing import Sequencer
-from rmp.stations import Station
-from rmp.wire import Confirm, Join, RmpPacket, seconds_from_middle32
+from rmp.stations import Station, Waiting
+from rmp.wire import Confirm, Join, NackRange, RmpPacket, seconds_from_middle32
 
 IMAGE_CONFIRM_EVERY = 16  # image parts between our progress confirmations (§5)
 
@@ -148,9 +148,12 @@ class Joiner:
             answerer.state = MemberState.ACTIVE
             s.upper.member_changed(answerer.ident, MemberState.ACTIVE)
         listed: dict[int, int] = {}
+        holes: dict[int, list[NackRange]] = {}
         for option in packet.options:
             if isinstance(option, Confirm):
                 listed[option.source] = option.seq
+            elif isinstance(option, NackRange):
+                holes.setdefault(option.source, []).append(option)
         # §2.8: a station that sees itself in the list had a previous session: resume S_n.
         # A restarted process knows nothing of its previous run: the answerer lists the highest
         # number of ours it has seen (rmp/answer.py), and every packet of our new run says where
@@ -159,7 +162,7 @@ class Joiner:
         if s.member_id in listed:
             s.seq = listed.pop(s.member_id)
             s.resumed_after = s.seq or None
-        self._take_list(listed, now)
+        self._take_list(listed, holes, now)
         # §2.8: the clock offset, from the answer's timestamp; under 0.5 s it is taken as null.
         offset = seconds_from_middle32(packet.timestamp, now) - now
         s.clock_offset = offset if abs(offset) >= 0.5 else 0.0
@@ -167,13 +170,7 @@ class Joiner:
             "join_answered",
             {"answerer": answerer.ident, "stations": len(listed), "clock_offset": offset},
         )
-        # Held strokes the new list already counts are in the new image: delivering them too
-        # would double them (an earlier answerer may have stalled after we held them).
-        self.held = [
-            h
-            for h in self.held
-            if (st := s.stations.get(h.origin)) is None or h.seq > st.last_valid
-        ]
+        self._requeue_held(set(listed), now)
         self.answerer = answerer.ident
         self.image = None
         self.image_progress_at = now
@@ -186,18 +183,47 @@ class Joiner:
                 )
             self._links.sequencer.drain(station, now)
 
-    def _take_list(self, listed: dict[int, int], now: float) -> None:
-        """Each listed station's last valid number is where its sequence starts for us."""
+    def _take_list(
+        self, listed: dict[int, int], holes: dict[int, list[NackRange]], now: float
+    ) -> None:
+        """Each listed station's number is the last of its packets the image holds, but for
+        the holes listed below it (rmp/answer.py, image_holes): its sequence starts for us at
+        the first hole, and what the image holds above that is taken as delivered ahead
+        (§2.3), never again. A later answer (the first answerer stalled) starts afresh."""
         for ident, wire in listed.items():
             station = self._links.known(ident, now)
             if station is None:
                 continue
-            station.last_valid = unwrap(wire, station.last_valid) if station.last_valid else wire
+            top = unwrap(wire, station.last_valid) if station.last_valid else wire
+            lacking = {unwrap(q, top) for r in holes.get(ident, ()) for q in r.missing()}
+            lacking = {q for q in lacking if q <= top}
+            station.last_valid = min(lacking, default=top + 1) - 1
+            station.delivered_ahead = set(range(station.last_valid + 1, top + 1)) - lacking
             station.history_known = True  # §2.8: the list says where its sequence starts
             station.confirmed = True
-            for seq in [s for s in station.waiting if s <= station.last_valid]:
+            for seq in [s for s in station.waiting if s <= top and s not in lacking]:
                 del station.waiting[seq]
-            station.missing = {s: m for s, m in station.missing.items() if s > station.last_valid}
+            station.missing = {s: m for s, m in station.missing.items() if s in lacking or s > top}
+            if lacking:
+                self._links.sequencer.mark_missing(station, station.last_valid + 1, top, now)
+
+    def _requeue_held(self, listed: set[int], now: float) -> None:
+        """Strokes held under an earlier answer (its answerer stalled mid-image) are in the
+        new image if the new list counts them: delivering them too would double them. Those it
+        does not count go back to waiting in their station's sequence, as if just received,
+        and are held again in order once the sequence reaches them. A station the new list
+        does not name keeps its held strokes: the new image cannot hold them."""
+        s = self._s
+        held, self.held = self.held, []
+        for item in held:
+            station = s.stations.get(item.origin)
+            if station is None or item.origin not in listed:
+                self.held.append(item)  # the new image knows nothing of its station
+                continue
+            if item.seq <= station.last_valid or item.seq in station.delivered_ahead:
+                continue
+            station.missing.pop(item.seq, None)
+            station.waiting[item.seq] = Waiting(item.packet, now + s.params.wait_interval)
 
     def on_image_part(self, station: Station, packet: RmpPacket, now: float) -> None:
         if self._s.phase is not Phase.IMAGE or station.ident != self.answerer:
