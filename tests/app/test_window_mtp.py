@@ -25,6 +25,17 @@ def open_mtp_window(
     return window
 
 
+def host_and_participant(
+    qtbot: QtBot, net: NetConfig, **params: object
+) -> tuple[MainWindow, MainWindow]:
+    """An MTP host and a participant, "ann", both in the web."""
+    host = open_mtp_window(qtbot, net, "host", "master", **params)
+    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
+    ann = open_mtp_window(qtbot, net, "ann", "producer", **params)
+    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    return host, ann
+
+
 def ready(window: MainWindow) -> bool:
     return not window.canvas.is_read_only()
 

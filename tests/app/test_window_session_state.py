@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, drag
 from tests.app.test_window_health import kill_hard
-from tests.app.test_window_mtp import WAIT_MS, open_mtp_window, ready
+from tests.app.test_window_mtp import WAIT_MS, host_and_participant, open_mtp_window, ready
 from tests.app.test_window_rmp import open_rmp_window
 from whiteboard.app.session_state import SessionLink
 from whiteboard.app.window import MainWindow
@@ -62,10 +62,7 @@ def test_rfc1301_3_2_5_when_the_host_dies_the_others_show_reconnecting_and_why(
 def test_a_session_the_host_ended_says_so_and_hosting_anew_keeps_the_board(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
-    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
-    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    host, ann = host_and_participant(qtbot, net, **RFC_END)
     drag(ann, PATH)
     qtbot.waitUntil(lambda: len(ann.replica.board) == 1, timeout=WAIT_MS)
     host.close()  # leaves cleanly: the web ends for everyone (RFC 1301 §3.3)
@@ -108,10 +105,7 @@ def test_a_notice_said_while_joining_stays_once_joined(qtbot: QtBot, net: NetCon
 def test_joining_again_after_the_session_ended_takes_the_sessions_board(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
-    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
-    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    host, ann = host_and_participant(qtbot, net, **RFC_END)
     drag(ann, PATH)
     qtbot.waitUntil(lambda: len(host.replica.board) == 1, timeout=WAIT_MS)
     host.close()

@@ -16,7 +16,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, drag
 from tests.app.test_window_health import kill_hard
-from tests.app.test_window_mtp import WAIT_MS, open_mtp_window, ready
+from tests.app.test_window_mtp import WAIT_MS, host_and_participant, open_mtp_window, ready
 from tests.app.test_window_session_state import RFC_END
 from whiteboard.app.local_edits import UNDELIVERED_OPACITY
 from whiteboard.app.session import SessionSpec
@@ -36,10 +36,7 @@ def strand_a_stroke(qtbot: QtBot, net: NetConfig) -> tuple[MainWindow, MainWindo
     closes the web (RFC 1301 §3.3.2) before it could grant that one a token: the web ends
     with it unsent ("the mtp master closed the web; 1 payload not sent in this web"). Returns
     (host, ann, the log of ann's ended session), once her session ended and the host finished."""
-    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
-    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
-    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    host, ann = host_and_participant(qtbot, net, **RFC_END)
     drag(ann, PATH)
     qtbot.waitUntil(lambda: len(host.replica.board) == 1, timeout=WAIT_MS)
     # No event is handled between the two: the host hears ann's token request only once it
@@ -133,10 +130,7 @@ def test_a_stroke_kept_while_rejoining_goes_with_a_switch_to_another_session(
     core keeps the stroke for the next web), then switches to another session in the
     settings. The stroke is not left behind with the old transport: it is kept, and the new
     session's board gets it."""
-    host = open_mtp_window(qtbot, net, "host", "master", **RFC_END)
-    qtbot.waitUntil(lambda: ready(host), timeout=WAIT_MS)
-    ann = open_mtp_window(qtbot, net, "ann", "producer", **RFC_END)
-    qtbot.waitUntil(lambda: ready(ann), timeout=WAIT_MS)
+    host, ann = host_and_participant(qtbot, net, **RFC_END)
     kill_hard(host)
     qtbot.waitUntil(lambda: ann.session.state.link is SessionLink.RECONNECTING, timeout=WAIT_MS)
     drag(ann, LATER)
