@@ -26,7 +26,7 @@ import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import ClassVar, TypeAlias
+from typing import ClassVar, TypeAlias, TypeVar
 
 RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
 # RR-2100 §2.2: the RTP "content" field "should indicate Reliable Multicast", but no value is
@@ -90,6 +90,20 @@ def _check_uint(name: str, value: int, bits: int) -> None:
 def _check_flag(name: str, value: bool) -> None:
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be a bool, not {type(value).__name__}")
+
+
+_Record = TypeVar("_Record")
+
+
+def _decoded(cls: type[_Record], *values: object) -> _Record:
+    """A record of ``cls`` from decoded fields, in field order, without its ``__post_init__``:
+    the decoder's fields fit their widths by construction (each comes out of a ``struct``
+    format of that width) and ``decode`` checks the packet's structure once itself. Checking
+    them again cost a member more than half its decoding time under a flood (issue 17)."""
+    record = object.__new__(cls)
+    for name, value in zip(cls.__slots__, values, strict=True):  # type: ignore[attr-defined]
+        object.__setattr__(record, name, value)
+    return record
 
 
 # --- options (RR-2100 §4.2) ----------------------------------------------------------------------
@@ -279,6 +293,8 @@ class Retransmit:
 
 
 Option: TypeAlias = Join | Nack | NackRange | Confirm | Remind | Image | Data | Retransmit
+_OPTION_TYPES = {int(kind): kind for kind in OptionType}  # a dict lookup: the enum call is slow
+_DATA = Data()  # it has no fields: one instance serves every decoded packet
 _OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Retransmit)
 _CARRIES_DATA = (Data, Image)  # the options "indicating the presence of data" (§2.2)
 _MUST_BE_FINAL = (Data, Image, Retransmit)
@@ -426,6 +442,15 @@ def _encode_into(packet: RmpPacket, out: bytearray) -> None:
 # --- decoding ------------------------------------------------------------------------------------
 
 
+def peek_source(data: bytes) -> int:
+    """The identifier in the Source option of a datagram laid out as ours (the option first,
+    right after the header), or 0; nothing is checked beyond that. For a look at who sent a
+    datagram before the work of decoding it (rmp/admission.py)."""
+    if len(data) < HEADER_SIZE + SOURCE_SIZE or data[HEADER_SIZE] & _TYPE_MASK != OptionType.SOURCE:
+        return 0
+    return int.from_bytes(data[HEADER_SIZE + 4 : HEADER_SIZE + 8], "big")
+
+
 def decode(data: bytes | bytearray | memoryview) -> RmpPacket:
     """The packet in ``data``; RmpDecodeError (and nothing else) if it is not a valid one."""
     if len(data) > MAX_DATAGRAM:
@@ -459,15 +484,8 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
     problem = _structure_problem(options_tuple, data is not None, s_bit)
     if problem is not None:
         raise RmpDecodeError(problem)
-    return RmpPacket(
-        seq=seq,
-        timestamp=timestamp,
-        options=options_tuple,
-        data=data,
-        channel=first & 0x3F,
-        s_bit=s_bit,
-        format=second & 0x3F,
-        source=source,
+    return _decoded(
+        RmpPacket, seq, timestamp, options_tuple, data, first & 0x3F, s_bit, second & 0x3F, source
     )
 
 
@@ -523,12 +541,9 @@ def _option_lead(view: memoryview, offset: int, count: int) -> tuple[OptionType,
             "has the F bit set (F=1 marks the final option)"
         )
     lead = view[offset]
-    try:
-        kind = OptionType(lead & _TYPE_MASK)
-    except ValueError:
-        raise RmpDecodeError(
-            f"unknown option type {lead & _TYPE_MASK} at offset {offset}"
-        ) from None
+    kind = _OPTION_TYPES.get(lead & _TYPE_MASK)
+    if kind is None:
+        raise RmpDecodeError(f"unknown option type {lead & _TYPE_MASK} at offset {offset}")
     return kind, bool(lead & _FINAL)
 
 
@@ -567,10 +582,10 @@ def _decode_option(
         _need(kind, view, offset, 8)
         _, number, seq, source = _NACK.unpack_from(view, offset)
         if kind is OptionType.NACK:
-            return Nack(number, seq, source), 8
+            return _decoded(Nack, number, seq, source), 8
         if number:
             raise _padding_error(kind, offset)
-        return Confirm(seq, source), 8
+        return _decoded(Confirm, seq, source), 8
     if kind is OptionType.NACK_RANGE:
         _need(kind, view, offset, 12)
         _, number, first, source, count, pad = _NACK_RANGE.unpack_from(view, offset)
@@ -580,7 +595,7 @@ def _decode_option(
             raise RmpDecodeError(
                 f"NackRange at offset {offset} names {count} packets, not 1..{MAX_NACK_RANGE}"
             )
-        return NackRange(number, first, source, count), 12
+        return _decoded(NackRange, number, first, source, count), 12
     if kind is OptionType.RETRANSMIT:
         return _decode_retransmit(view, offset, embedded=embedded)
     _need(kind, view, offset, 4)
@@ -588,19 +603,19 @@ def _decode_option(
     if kind is OptionType.JOIN:
         if two & ~_FLAG or three:
             raise _padding_error(kind, offset)
-        option = Join(one, answer=bool(two & _FLAG))
+        option = _decoded(Join, one, bool(two & _FLAG))
     elif kind is OptionType.REMIND:
         if two or three:
             raise _padding_error(kind, offset)
-        option = Remind(one)
+        option = _decoded(Remind, one)
     elif kind is OptionType.IMAGE:
         if one & ~_FLAG or two or three:
             raise _padding_error(kind, offset)
-        option = Image(last=bool(one & _FLAG))
+        option = _decoded(Image, bool(one & _FLAG))
     else:  # OptionType.DATA
         if one or two or three:
             raise _padding_error(kind, offset)
-        option = Data()
+        option = _DATA
     return option, 4
 
 
@@ -648,7 +663,7 @@ def _decode_retransmit(view: memoryview, offset: int, *, embedded: bool) -> tupl
             f"{len(view) - stop} bytes follow the Retransmit option at offset {offset}, which "
             "must end the datagram (RR-2100 §4.2.7)"
         )
-    return Retransmit(source, inner), stop - offset
+    return _decoded(Retransmit, source, inner), stop - offset
 
 
 # --- timestamps (RR-2100 §4.1) -------------------------------------------------------------------

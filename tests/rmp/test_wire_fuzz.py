@@ -9,7 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rmp.wire import FORMAT_RMP, MAX_DATAGRAM, OptionType, RmpDecodeError, RmpPacket, decode, encode
+from rmp.wire import (
+    FORMAT_RMP,
+    MAX_DATAGRAM,
+    OptionType,
+    RmpDecodeError,
+    RmpPacket,
+    decode,
+    encode,
+    peek_source,
+)
 from tests.fuzzing import mutated as shared_mutated
 from tests.rmp.strategies import packets
 
@@ -18,10 +27,12 @@ FUZZ = settings(max_examples=3000, deadline=None, suppress_health_check=[HealthC
 
 def check(data: bytes) -> None:
     packet = None
+    source = peek_source(data)  # the look before decoding (rmp/admission.py): never raises
     with contextlib.suppress(RmpDecodeError):
         packet = decode(data)
     if packet is not None:
         assert encode(packet) == data
+        assert source == packet.source  # the look names whom the decoder would
 
 
 @FUZZ
