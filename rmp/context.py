@@ -53,6 +53,8 @@ COUNTERS = (
     "repairs_refused",  # repairs a requester asked beyond its share (or the pending bound)
     "nacks_deferred",  # NACKs for a stranger's gap put off: MAX_STRANGER_NACKS per nack_retry
     "joins_refused",  # join requests left unanswered: MAX_JOINERS_SERVED being served
+    "strangers_throttled",  # newcomers' packets beyond STRANGER_RATE, dropped undecoded
+    "hearsay_refused",  # a stranger's confirmation of another station's packet it never sent
 )
 
 

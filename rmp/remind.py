@@ -9,6 +9,9 @@ from rmp.sequencing import Sequencer
 from rmp.stations import Station
 from rmp.wire import Confirm, Remind, RmpPacket
 
+# Packets past a station's own S_n (§4.1) that a stranger's confirmation may reveal (issue 17).
+STRANGER_HEARSAY = 8
+
 
 class Reminder:
     """Owns our last data packet and its reminders (count, next time), and the fair cursor over
@@ -79,8 +82,18 @@ class Reminder:
         station = s.stations.get(source)
         if station is None:
             return  # never heard from it ourselves: no phantom stations from hearsay
+        seq = unwrap(option.seq, station.last_valid)
+        if confirmer.stranger and seq > station.source_seq + STRANGER_HEARSAY:
+            # Hearsay far beyond what the station itself said it sent, from a station none
+            # of whose data we took in (a phantom's?): believed only STRANGER_HEARSAY packets
+            # past it. A forged confirmation would have us NACK thousands of packets the
+            # station never sent, every retry, for as long as it lives (issue 17); all the
+            # phantoms together add no more than those few. The station's own headers and
+            # reminders (§2.4) reveal the rest.
+            s.counters["hearsay_refused"] += 1
+            seq = station.source_seq + STRANGER_HEARSAY
         # §2.6: a third station confirms a packet we never got.
-        self._sequencer.detect_gap(station, unwrap(option.seq, station.last_valid), now)
+        self._sequencer.detect_gap(station, seq, now)
 
     def confirm_options(self, budget: int) -> tuple[list[Confirm], list[Station]]:
         """Confirm options for the stations whose last packet we have not confirmed yet in a

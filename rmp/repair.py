@@ -100,18 +100,21 @@ class RepairEngine:
         if not station.missing or now < station.nacks_held_until:
             return
         p = self._s.params
-        self._give_up_stale(station, now)
-        due = sorted(s for s, m in station.missing.items() if m.next_nack_at <= now)
-        if not due:
-            return
-        if station.stranger and not self._stranger_nack_allowed(now):
-            # Deferred: the hold doubles each time in a row (up to 64 retries' worth), so a
-            # crowd of strangers is not revisited every nack_retry for nothing.
+        if station.stranger and not self._stranger_nacks_left(now):
+            # Deferred, before any look at its gaps: the hold doubles each time in a row (up
+            # to 64 retries' worth), so a crowd of strangers is not revisited every nack_retry
+            # for nothing, and a visit costs no walk over what each of them misses.
             hold = min(STRANGER_BACKOFF_MAX, 2**station.nack_deferrals)
             station.nacks_held_until = now + p.nack_retry * hold
             station.nack_deferrals += 1
             self._s.counters["nacks_deferred"] += 1
             return
+        self._give_up_stale(station, now)
+        due = sorted(s for s, m in station.missing.items() if m.next_nack_at <= now)
+        if not due:
+            return
+        if station.stranger:
+            self._stranger_nacks += 1
         station.nack_deferrals = 0
         options = self._nack_options(station, due)
         backs_off = self._backs_off(station, now)
@@ -145,11 +148,11 @@ class RepairEngine:
         if stale:
             self._sequencer.give_up_on(station, stale, now)
 
-    def _stranger_nack_allowed(self, now: float) -> bool:
+    def _stranger_nacks_left(self, now: float) -> bool:
+        """Whether a NACK packet for a stranger's gaps may go in this nack_retry interval."""
         if now >= self._stranger_nacks_since + self._s.params.nack_retry:
             self._stranger_nacks_since, self._stranger_nacks = now, 0
-        self._stranger_nacks += 1
-        return self._stranger_nacks <= MAX_STRANGER_NACKS
+        return self._stranger_nacks < MAX_STRANGER_NACKS
 
     def _backs_off(self, station: Station, now: float) -> bool:
         """ "but not more often" than nack_retry (§2.3). A silent stranger's packets (none of
@@ -186,8 +189,13 @@ class RepairEngine:
         if not trusted and s.stations.get(source) is None:
             return
         first, last = self._relevant(option)
-        # Bounded work per option and per packet, whatever range a peer names.
-        last = min(last, first + MAX_NACK_SPAN - 1, first + MAX_NACK_WORK - self._nack_work - 1)
+        # Bounded work per option and per packet, whatever range a peer names; a stranger's
+        # packet no more than the repairs it may have of us in an interval (a phantom's NACKs
+        # for a real member's packets cost us a walk over them each, issue 17).
+        work = MAX_REPAIRS_PER_STRANGER if requester.stranger else MAX_NACK_WORK
+        asked = last
+        last = min(last, first + MAX_NACK_SPAN - 1, first + work - self._nack_work - 1)
+        s.counters["repairs_refused"] += max(0, asked - max(last, first - 1))  # not acted on
         if last < first:
             return
         self._nack_work += last - first + 1
@@ -308,12 +316,23 @@ class RepairEngine:
             packet = self._s.stored(*key)
             if packet is None:
                 continue
-            if len(repair.requesters) >= self._s.params.multicast_threshold:
+            if self._group_wide(repair, now):
                 self._retransmit(key, packet, 0, None, now)  # several asked: multicast (§2.7)
             else:
                 for ident, address in repair.requesters.items():
                     self._retransmit(key, packet, ident, address, now)
         self._repairs_due = min((r.due for r in self.repairs.values()), default=math.inf)
+
+    def _group_wide(self, repair: Repair, now: float) -> bool:
+        """§2.7: multicast when "many stations" asked, counting only those that are not
+        newcomers: phantoms asking together must not make every member take our repairs
+        (issue 17); each newcomer gets its own, within its share."""
+        known = 0
+        for ident in repair.requesters:
+            station = self._s.stations.get(ident)
+            if station is not None and not self._newcomer(station, now):
+                known += 1
+        return known >= self._s.params.multicast_threshold
 
     def _retransmit(
         self, key: RepairKey, packet: RmpPacket, to: int, address: Address | None, now: float

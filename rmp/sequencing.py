@@ -119,22 +119,28 @@ class Sequencer:
         )
         station.last_valid = first_asked - 1
 
-    def accept(self, station: Station, seq: int, packet: RmpPacket, now: float) -> None:
-        """The in-sequence packet ``seq`` (§2.3): advance, owe a confirmation, deliver."""
+    def accept(
+        self, station: Station, seq: int, packet: RmpPacket, now: float, proven: bool = True
+    ) -> None:
+        """The in-sequence packet ``seq`` (§2.3): advance, owe a confirmation, deliver.
+        ``proven``: it came in sequence, not merely after a gap we gave up; only that makes
+        the station more than a stranger (a phantom's packets behind a gap given up when it
+        asked to join made it one, and its confirmations, none, then held our send window
+        shut until it was suspected: issue 17)."""
         station.last_valid = seq
-        station.accepted_any = True
+        station.accepted_any = station.accepted_any or proven
         station.confirmed = False  # A flag: to be confirmed in our next data packet
         if seq in station.delivered_ahead:
             station.delivered_ahead.discard(seq)  # delivered at WI expiry, or given up
             return
         self._consume(station, packet, now)
 
-    def drain(self, station: Station, now: float) -> None:
+    def drain(self, station: Station, now: float, proven: bool = True) -> None:
         while True:
             following = station.last_valid + 1
             waiting = station.waiting.pop(following, None)
             if waiting is not None:
-                self.accept(station, following, waiting.packet, now)
+                self.accept(station, following, waiting.packet, now, proven)
             elif following in station.delivered_ahead:
                 station.delivered_ahead.discard(following)
                 station.last_valid = following
@@ -275,7 +281,7 @@ class Sequencer:
         station.last_valid = min(station.last_valid, resumes_after)
         station.seen_top = min(station.seen_top, resumes_after)
         s.store.discard_above(station.ident, resumes_after)
-        self.drain(station, now)
+        self.drain(station, now, proven=False)
 
     def give_up_on(self, station: Station, seqs: Iterable[int], now: float) -> None:
         """Stop waiting for ``seqs`` from ``station``: counted, reported, skipped."""
@@ -289,4 +295,4 @@ class Sequencer:
                 f"{len(lost)} drawing packet(s) from member {station.ident:08x} could not be "
                 "recovered"
             )
-        self.drain(station, now)
+        self.drain(station, now, proven=bool(not lost))

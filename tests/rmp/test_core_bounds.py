@@ -6,6 +6,7 @@ counted in work units and state sizes, not seconds."""
 from __future__ import annotations
 
 from rmp.answer import MAX_JOINERS_SERVED
+from rmp.remind import STRANGER_HEARSAY
 from rmp.repair import (
     MAX_NACK_WORK,
     MAX_REPAIRS_PER_REQUESTER,
@@ -28,6 +29,7 @@ from rmp.wire import (
 )
 from tests.rmp.core_harness import (
     B,
+    C,
     J,
     Node,
     control_packet,
@@ -257,3 +259,57 @@ def test_forged_nacks_cannot_keep_our_own_nacks_postponed() -> None:
     node.receive(control_packet(PHANTOM, 1, 6.0, Nack(0, 4, B)), 6.0)
     node.run_until(6.1)
     assert any(at < 6.1 and isinstance(o, Nack) and o.seq == 4 for at, o in node.nacks())
+
+
+def test_s2_6_a_strangers_confirmation_reveals_few_packets_past_the_stations_own_number() -> None:
+    """§2.6: a third station's confirmation reveals packets we lack; a stranger's (a phantom
+    has taken nothing in sequence) no further than STRANGER_HEARSAY past what the station's own
+    header said it sent. Forged confirmations of a real member's far-off numbers made us track
+    and NACK thousands of packets it never sent, every retry, while it lived."""
+    node = ready_node(J, {"profile": "lan"})
+    node.receive(data_packet(B, 1, 6.0), 6.0)  # B says (its S_n) it has sent 1
+    for index in range(50):  # 50 phantoms confirm B's packets up to 3,000
+        confirm = Confirm(3000, B)
+        node.receive(control_packet(PHANTOM + index, 1, 6.0, confirm), 6.0)
+    b = node.core.stations.get(B)
+    assert b is not None and set(b.missing) == set(range(2, 2 + STRANGER_HEARSAY))
+    assert node.counter("hearsay_refused") == 50
+    # A member whose data we took in sequence is believed (§2.6 as written).
+    node.receive(data_packet(C, 1, 6.0), 6.0)
+    node.receive(control_packet(C, 1, 6.0, Confirm(40, B)), 6.0)
+    assert set(b.missing) == set(range(2, 41))
+
+
+def test_a_phantoms_packets_behind_a_gap_given_up_do_not_make_it_hold_our_window() -> None:
+    """A phantom's data behind a gap, then its join request: answering a restarted joiner
+    gives its gap up and delivers what waits. That is not a packet in sequence: the phantom
+    stays a stranger, its confirmations (none) do not hold our send window, and we keep
+    drawing. It used to until it was suspected, 4.5 s of a real member's strokes stalled."""
+    node = ready_node(J, {"profile": "lan", "window": 8, "retention_count": 16})
+    node.receive(data_packet(B, 1, 6.0), 6.0)
+    node.receive(RmpPacket(50, ntp_middle32(6.0), (Data(),), b"p", source=PHANTOM), 6.0)
+    node.receive(RmpPacket(0, ntp_middle32(6.0), (Join(255),), source=PHANTOM), 6.0)
+    node.run_until(6.0 + 3.0)  # its gap is given up to answer it (rmp/answer.py, Settling)
+    phantom = node.core.stations.get(PHANTOM)
+    assert phantom is not None and phantom.last_valid >= 50 and phantom.stranger
+    for index in range(16):
+        node.send(f"s{index}".encode(), 9.0)
+    node.run_until(9.05)
+    assert len(node.data_sent()) == 8  # the window: B has confirmed nothing yet
+    node.receive(control_packet(B, 1, 9.05, Confirm(8, J)), 9.05)
+    node.run_until(9.1)
+    assert len(node.data_sent()) == 16  # B's confirmation opens it: the phantom holds nothing
+
+
+def test_a_strangers_nacks_cost_no_more_work_than_its_repairs() -> None:
+    """Per received packet, a stranger's NACK options are acted on for at most the repairs
+    it may have of us (MAX_REPAIRS_PER_STRANGER); the rest of what it names is counted refused."""
+    node = ready_node(
+        J, {"profile": "lan", "answer_spread": 0.0, "window": 4000, "retention_count": 8192}
+    )
+    for index in range(1000):
+        node.send(f"s{index}".encode(), 6.0 + index / 4000)
+    node.run_until(7.0)
+    ranges = tuple(NackRange(255, 1 + 100 * k, J, 100) for k in range(8))  # 800 packets
+    node.receive(control_packet(PHANTOM, 1, 7.0, *ranges), 7.0)
+    assert node.counter("repairs_refused") == 800 - MAX_REPAIRS_PER_STRANGER
