@@ -15,7 +15,8 @@ change the phase (``_enter``). The parts (docs/rmp.md, "For implementers"):
 - ``Reminder`` (rmp/remind.py): confirmations and our reminders (§2.3, §2.4);
 - ``Sender`` (rmp/sender.py): our data and image parts, paced and windowed (§2.2, §5);
 - ``Delivery`` (rmp/ordering.py): timestamp order to the application (§3);
-- ``Joiner`` (rmp/join.py) and ``JoinAnswers`` (rmp/answer.py): joining and answering (§2.8).
+- ``Joiner`` (rmp/join.py) and ``JoinAnswers`` (rmp/answer.py): joining and answering (§2.8);
+- ``Admission`` (rmp/admission.py): how many newcomers' packets get this work at all.
 
 Section references are to the report. What the report leaves open, and our extensions, are
 said where they happen and summed up in docs/rmp.md.
@@ -28,6 +29,7 @@ from collections.abc import Mapping
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import unwrap
+from rmp.admission import Admission
 from rmp.answer import AnswerLinks, JoinAnswers
 from rmp.context import COUNTERS, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
 from rmp.image import image_owner
@@ -52,6 +54,7 @@ from rmp.wire import (
     RmpDecodeError,
     RmpPacket,
     decode,
+    peek_source,
 )
 
 MAX_WI_DELIVERIES_PER_TIMER = 64
@@ -89,7 +92,12 @@ class RmpCore:
                 resumed=self._sequencer.resumed,
             ),
         )
+        self._admission = Admission(
+            s, lambda ident: ident in self._sender.image_jobs or ident in self._answers.answered
+        )
         self._leave_deadline: float | None = None
+        self._timer_at: float | None = None  # get_timer's answer, while _timer_known
+        self._timer_known = False
 
     # -- the one way the phase changes -------------------------------------------------------
 
@@ -138,6 +146,7 @@ class RmpCore:
         return counters
 
     def start(self, now: float) -> None:
+        self._timer_known = False
         if self._shared.phase is not Phase.NEW:
             return
         self._shared.last_sent_at = now
@@ -145,6 +154,7 @@ class RmpCore:
         self._joiner.start(now)
 
     def send(self, payload: bytes, now: float) -> None:
+        self._timer_known = False
         if self._shared.phase in (Phase.NEW, Phase.LEAVING, Phase.FINISHED):
             raise RuntimeError("the rmp transport is not in a session")
         if len(payload) > MAX_PAYLOAD:
@@ -152,6 +162,7 @@ class RmpCore:
         self._sender.queue(payload, now)
 
     def leave(self, now: float) -> None:
+        self._timer_known = False
         phase = self._shared.phase
         if phase in (Phase.LEAVING, Phase.FINISHED):
             return
@@ -165,6 +176,7 @@ class RmpCore:
         self._sender.image_jobs.clear()
 
     def provide_board_state(self, request: int, state: bytes, now: float) -> None:
+        self._timer_known = False
         answer = self._answers.take(request)
         if answer is None or self._shared.phase is not Phase.READY:
             return
@@ -180,6 +192,16 @@ class RmpCore:
         if s.phase in (Phase.NEW, Phase.FINISHED):
             return
         s.counters["datagrams_received"] += 1
+        source = peek_source(data)
+        if source == 0:
+            # No Source option first: not a packet of ours (docs/rmp-wire.md), or no identity.
+            s.counters["malformed_dropped"] += 1
+            return
+        if source == self.member_id:
+            return  # our own multicast, looped back
+        if not self._admission.admits(source, now):
+            return  # a newcomer's packet beyond the rate newcomers get, counted there
+        self._timer_known = False  # what comes next may change a deadline (before: counters)
         try:
             packet = decode(data)
         except RmpDecodeError:
@@ -188,8 +210,6 @@ class RmpCore:
         if packet.format != FORMAT_RMP or packet.source == 0:
             s.counters["malformed_dropped"] += 1  # another RTP payload, or no identity
             return
-        if packet.source == self.member_id:
-            return  # our own multicast, looped back
         inner = (
             packet.options[-1].packet
             if packet.options and isinstance(packet.options[-1], Retransmit)
@@ -205,6 +225,7 @@ class RmpCore:
         self._on_packet(packet, addr, now)
 
     def handle_timer(self, now: float) -> None:
+        self._timer_known = False
         s = self._shared
         if s.phase is Phase.FINISHED:
             return
@@ -244,6 +265,15 @@ class RmpCore:
         self._shared.stations.note_due(station, min(deadlines))
 
     def get_timer(self) -> float | None:
+        # Asked after every call (the driver's pump): the deadline is kept until a call that
+        # may change it, so a datagram dropped before any work (malformed, looped back,
+        # throttled) costs no recomputation. No state changes but through those calls.
+        if not self._timer_known:
+            self._timer_at = self._compute_timer()
+            self._timer_known = True
+        return self._timer_at
+
+    def _compute_timer(self) -> float | None:
         s = self._shared
         if s.phase is Phase.FINISHED:
             return None
