@@ -66,6 +66,30 @@ def test_a_bug_in_a_core_is_reported_and_the_member_lives_on() -> None:
     assert driver.counters()["internal_errors"] == 2
 
 
+class PickyCore(ProbeCore):
+    """Delivers every datagram but one that trips a bug."""
+
+    def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
+        if data == b"bug":
+            raise KeyError("a bug")
+        self.upper.deliver(9, (1, 9, len(data)), now, data, False)
+
+
+def test_a_batch_reaches_the_core_whole_and_is_pumped_once() -> None:
+    """The carrier reads a burst in batches: each datagram to the core, even after one that
+    trips a bug, then one pump (one timer computation) for the batch."""
+    events: list[Event] = []
+    driver, carrier = driver_for(
+        lambda member, upper, rng, params: PickyCore(member, upper), events.append
+    )
+    driver.open()
+    timers = len(carrier.timers)
+    driver.datagrams_received([(b"a", ("h", 1)), (b"bug", ("h", 1)), (b"ccc", ("h", 1))])
+    assert [e.payload for e in events if isinstance(e, Delivered)] == [b"a", b"ccc"]
+    assert driver.counters()["internal_errors"] == 1
+    assert len(carrier.timers) == timers + 1
+
+
 def test_strict_mode_lets_a_core_bug_propagate() -> None:
     driver, _ = driver_for(make_exploding, lambda e: None, strict=True)
     driver.open()

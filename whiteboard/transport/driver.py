@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import random
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from whiteboard.transport.events import Event, EventHandler, EventQueue, Failure
@@ -110,6 +110,19 @@ class CoreDriver:
 
     def datagram_received(self, data: bytes, addr: Address) -> None:
         self._call(lambda now: self.core.receive_datagram(data, addr, now))
+
+    def datagrams_received(self, batch: Sequence[tuple[bytes, Address]]) -> None:
+        """Several datagrams read at once, each to the core, then one pump: the sends, events
+        and timer of the whole batch (the carrier reads a burst in batches)."""
+
+        def receive_all(_: float) -> None:
+            for data, addr in batch:
+                try:
+                    self.core.receive_datagram(data, addr, self._carrier.now())
+                except Exception:
+                    self._contain()  # one bad datagram must not cost the rest of the batch
+
+        self._call(receive_all)
 
     def timer_fired(self) -> None:
         self._call(self.core.handle_timer)
