@@ -46,7 +46,8 @@ from rmp.wire import (
     encode,
     ntp_middle32,
 )
-from whiteboard.sessionlog.format import DeliveredRecord
+from whiteboard.presence import is_presence
+from whiteboard.sessionlog.format import DeliveredRecord, FailureRecord
 from whiteboard.sessionlog.reader import read_log
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,7 +156,7 @@ def peer(group: str, name: str, log_dir: str, *args: str) -> subprocess.Popen[st
 
 
 def real_station(group: str, port: int, timeout: float = 30.0) -> tuple[int, int]:
-    """Listen to the group until a data packet shows the drawing station: (its id, its S_n)."""
+    """Listen to the group until a stroke shows the drawing station: (its id, its S_n)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((group, port))
@@ -170,7 +171,12 @@ def real_station(group: str, port: int, timeout: float = 30.0) -> tuple[int, int
             except TimeoutError:
                 continue
             packet = decode(data)
-            if packet.data is not None and isinstance(packet.options[-1], Data):
+            # A stroke: the member sends presences too, and it is not the station served.
+            if (
+                packet.data is not None
+                and isinstance(packet.options[-1], Data)
+                and not is_presence(packet.data)
+            ):
                 return packet.source, packet.seq
     finally:
         sock.close()
@@ -199,6 +205,13 @@ def gap_report(records: tuple[object, ...], real: int) -> None:
             name = getattr(record, "name", type(record).__name__)
             kinds[name] = kinds.get(name, 0) + 1
     print(f"  recorded meanwhile: {kinds}")
+    for record in records:
+        t_us = getattr(record, "t_us", 0)
+        if start - 200_000 <= t_us <= end + 200_000 and (
+            isinstance(record, FailureRecord)
+            or (isinstance(record, DeliveredRecord) and record.origin == real)
+        ):
+            print(f"  {(t_us - start) / 1000:+8.0f} ms {record}"[:160])
 
 
 def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
@@ -248,6 +261,7 @@ def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
         )
         forger.wait()
         forged_s = time.time() - t_attack
+        cpu_flood = cpu_seconds(member.pid) - cpu_attack
         time.sleep(max(0.0, window - forged_s))
         t_end = time.time()
         cpu_end, drawer_end = cpu_seconds(member.pid), cpu_seconds(drawer.pid)
@@ -276,6 +290,8 @@ def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
             "repairs_refused",
             "joins_refused",
             "members_refused",
+            "strangers_throttled",
+            "hearsay_refused",
         )
     }
     print(
@@ -284,7 +300,7 @@ def run(packets: int, phantoms: int, forge_rate: float, window: float) -> None:
     )
     print(
         f"member CPU: {attack_cpu:.2f} s under attack, {base_cpu:.2f} s without "
-        f"(+{attack_cpu - base_cpu:.2f} s)"
+        f"(+{attack_cpu - base_cpu:.2f} s); {cpu_flood:.2f} s of it while the forger sent"
     )
     print(
         f"the drawing station's CPU (attacked too): {drawer_end - drawer_attack:.2f} s under "
