@@ -12,7 +12,6 @@ from rmp.context import MAX_PACKET, Phase, Shared
 from rmp.image import split_image
 from rmp.ordering import Delivery
 from rmp.remind import Reminder
-from rmp.stations import WINDOW_VERSION
 from rmp.wire import Data, Image, RmpPacket
 
 MAX_PENDING_SENDS = 100_000
@@ -44,7 +43,7 @@ class Sender:
         self._image_turn = False
         self.next_send_at = 0.0
         # The lowest confirmation of ours among the stations that hold the window (None: no
-        # such station), as of WINDOW_VERSION (rmp/stations.py).
+        # such station), as of the station list's window_version (rmp/stations.py).
         self._floor: int | None = None
         self._floor_version = -1
 
@@ -93,7 +92,8 @@ class Sender:
         """§5's flow control, our way: at most ``window`` of our packets not yet confirmed by
         every active station, so none of them can leave the store before it is repaired."""
         s = self._s
-        if self._floor_version != WINDOW_VERSION[0]:
+        version = s.stations.window_version.value
+        if self._floor_version != version:
             # Only stations whose own data we have taken in sequence hold it: a stranger may be
             # a phantom, and forged confirmations of ours (or none) would hold the window shut
             # until it is suspected (issue 17). The store (retention_count, well above the
@@ -106,7 +106,7 @@ class Sender:
                 ),
                 default=None,
             )
-            self._floor_version = WINDOW_VERSION[0]
+            self._floor_version = version
         floor = s.seq if self._floor is None else self._floor
         return s.seq - floor < s.params.window
 

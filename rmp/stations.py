@@ -42,17 +42,25 @@ class Waiting:
 
 
 # What the send window (rmp/sender.py) reads of each station; any change to one of these bumps
-# WINDOW_VERSION[0], so that the window is recomputed only then, not on every call (issue 17:
-# reading every station's confirmations per datagram was a member's largest cost under a flood
-# of phantom stations).
+# its list's WindowVersion, so that the window is recomputed only then, not on every call
+# (issue 17: reading every station's confirmations per datagram was a member's largest cost
+# under a flood of phantom stations).
 _WINDOW_FIELDS = frozenset({"confirmed_mine", "state", "accepted_any"})
-WINDOW_VERSION = [0]
+
+
+@dataclass(slots=True)
+class WindowVersion:
+    """Counts the changes to what the send window reads of one core's stations."""
+
+    value: int = 0
 
 
 @dataclass(slots=True)
 class Station:
     """One entry of the active station list (§2.1), plus what the protocol keeps per peer."""
 
+    # Its list's: set first, so that the fields below can count their changes in it.
+    window_version: WindowVersion = field(repr=False, compare=False)
     ident: int
     last_valid: int  # §2.1: the last in-sequence number received (unbounded, see coreapi.seqnum)
     depth: int  # §2.5: our estimate of its place in the virtual queue
@@ -97,7 +105,7 @@ class Station:
 
     def __setattr__(self, name: str, value: object) -> None:
         if name in _WINDOW_FIELDS:
-            WINDOW_VERSION[0] += 1
+            self.window_version.value += 1
         object.__setattr__(self, name, value)
 
 
@@ -112,6 +120,7 @@ class StationList:
         # is per due station, O(log n) per change, not a scan of every station per packet.
         self._due: list[tuple[float, int, int]] = []
         self._order = itertools.count()
+        self.window_version = WindowVersion()
 
     def __len__(self) -> int:
         return len(self._stations)
@@ -130,11 +139,11 @@ class StationList:
         if len(self._stations) >= MAX_STATIONS:
             return None
         depth = max((s.depth for s in self._stations.values()), default=self.depth) + 1
-        station = Station(ident, last_valid, max(depth, self.depth + 1), now)
+        station = Station(self.window_version, ident, last_valid, max(depth, self.depth + 1), now)
         station.order = next(self._order)
         station.first_heard = now
         self._stations[ident] = station
-        WINDOW_VERSION[0] += 1
+        self.window_version.value += 1
         return station
 
     # -- when each station needs the timer ---------------------------------------------------
@@ -176,7 +185,7 @@ class StationList:
 
     def remove(self, ident: int) -> None:
         self._stations.pop(ident, None)
-        WINDOW_VERSION[0] += 1
+        self.window_version.value += 1
 
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""
