@@ -316,23 +316,12 @@ class RepairEngine:
             packet = self._s.stored(*key)
             if packet is None:
                 continue
-            if self._group_wide(repair, now):
+            if len(repair.requesters) >= self._s.params.multicast_threshold:
                 self._retransmit(key, packet, 0, None, now)  # several asked: multicast (§2.7)
             else:
                 for ident, address in repair.requesters.items():
                     self._retransmit(key, packet, ident, address, now)
         self._repairs_due = min((r.due for r in self.repairs.values()), default=math.inf)
-
-    def _group_wide(self, repair: Repair, now: float) -> bool:
-        """§2.7: multicast when "many stations" asked, counting only those that are not
-        newcomers: phantoms asking together must not make every member take our repairs
-        (issue 17); each newcomer gets its own, within its share."""
-        known = 0
-        for ident in repair.requesters:
-            station = self._s.stations.get(ident)
-            if station is not None and not self._newcomer(station, now):
-                known += 1
-        return known >= self._s.params.multicast_threshold
 
     def _retransmit(
         self, key: RepairKey, packet: RmpPacket, to: int, address: Address | None, now: float

@@ -217,17 +217,9 @@ def test_s2_7_the_retransmit_option_carries_the_original_packet_and_its_source()
     assert encode(option.packet) == encode(originals[1])  # byte for byte as received
 
 
-def _members_c_and_d(node: Node, at: float) -> None:
-    """C and D have drawn, in sequence: members, not newcomers (whose requests do not count
-    towards a multicast repair, rmp/repair.py)."""
-    node.receive(data_packet(C, 1, at), at)
-    node.receive(data_packet(D, 1, at), at)
-
-
 def test_s2_7_a_retransmission_is_multicast_when_several_stations_ask_within_repair_hold() -> None:
     node = ready_node()
     _holding_b(node, 2)
-    _members_c_and_d(node, 5.9)
     node.receive(control_packet(C, 0, 6.0, Nack(255, 2, B)), 6.0)
     node.receive(control_packet(D, 0, 6.01, Nack(255, 2, B)), 6.01)
     node.run_until(6.5)
@@ -246,7 +238,6 @@ def test_s2_7_a_retransmission_is_multicast_when_several_stations_ask_within_rep
 def test_s2_7_the_multicast_threshold_is_a_parameter() -> None:
     node = ready_node(params={"multicast_threshold": 3})
     _holding_b(node, 2)
-    _members_c_and_d(node, 5.9)
     node.receive(control_packet(C, 0, 6.0, Nack(255, 2, B)), 6.0)
     node.receive(control_packet(D, 0, 6.01, Nack(255, 2, B)), 6.01)
     node.run_until(6.5)
@@ -343,17 +334,3 @@ def test_s2_7_seed_retention_keeps_200_packets_for_300_seconds() -> None:
     assert node.core.counters()["retained"] == 190
     node.run_until(7.10 + 300.0)
     assert node.core.counters()["retained"] == 0
-
-
-def test_s2_7_newcomers_asking_together_get_their_repairs_each_not_multicast() -> None:
-    """Phantoms (newcomers: none of their data taken in sequence) asking for a member's
-    packet together must not make everyone take its repair: each gets its own (issue 17)."""
-    node = ready_node()
-    _holding_b(node, 2)
-    node.receive(control_packet(C, 0, 6.0, Nack(255, 2, B)), 6.0)
-    node.receive(control_packet(D, 0, 6.01, Nack(255, 2, B)), 6.01)
-    node.run_until(6.5)
-    assert sorted((s.dest, o.packet.seq) for s, o in node.retransmits()) == [
-        (addr_of(C), 2),
-        (addr_of(D), 2),
-    ]

@@ -135,7 +135,6 @@ def test_s2_7_one_requester_is_repaired_point_to_point_once() -> None:
 def test_s2_7_several_requesters_get_one_multicast_repair() -> None:
     engine = Engine(multicast_threshold=2)
     a, c = engine.ctx.station(A), engine.ctx.station(C)
-    a.accepted_any = c.accepted_any = True  # members that drew: not newcomers
     engine.store(J, 1)
     engine.part.on_nack(a, Nack(0, 1, J), trusted=True, now=1.0)
     engine.part.on_nack(c, Nack(0, 1, J), trusted=True, now=1.01)
