@@ -15,6 +15,7 @@ whiteboard and the whiteboard never reaches into a core's private names.
 from coreapi.counters import COUNTER_NAMES
 from coreapi.members import MemberState
 from coreapi.upper import (
+    MAX_INTRODUCTION,
     Address,
     CoreFactory,
     OrderKey,
@@ -25,6 +26,7 @@ from coreapi.upper import (
 
 __all__ = [
     "COUNTER_NAMES",
+    "MAX_INTRODUCTION",
     "Address",
     "CoreFactory",
     "MemberState",

@@ -24,6 +24,10 @@ Address = tuple[str, int]
 # multicast group.
 Outgoing = tuple[bytes, Address | None]
 
+# The most bytes of the introduction a member's join carries (TransportCore.introduce): the
+# application's name card (a name and a colour), opaque to the core.
+MAX_INTRODUCTION = 256
+
 # A key that totally orders delivered payloads within one session (for example
 # ``(timestamp_us, origin, seq)`` for RMP, ``(message_number,)`` for MTP). Replicas that sort the
 # same payloads by their keys obtain the same board.
@@ -45,6 +49,11 @@ class UpperLayer(Protocol):
 
     def member_changed(self, member: int, state: MemberState) -> None:
         """``member`` is now in ``state``."""
+
+    def member_introduced(self, member: int, introduction: bytes) -> None:
+        """``member``'s join carried ``introduction`` (:meth:`TransportCore.introduce`): who
+        it is, before it can send anything, and even if it never may (a viewer). Reported
+        again when it asks again; the bytes are the peer's, so check them."""
 
     def join_progress(self, received: int, total: int) -> None:
         """While joining: ``received`` of ``total`` units of the board state have arrived."""
@@ -73,6 +82,11 @@ class TransportCore(Protocol):
 
     member_id: int  # 32-bit, non-zero; identifies this member on the wire
     max_payload: int  # the largest payload ``send`` accepts, in bytes
+
+    def introduce(self, introduction: bytes) -> None:
+        """Before :meth:`start`: the bytes (at most :data:`MAX_INTRODUCTION`) every join
+        request carries, reported to the members already there through
+        ``upper.member_introduced``. A core whose joins carry nothing may keep them unsent."""
 
     def start(self, now: float) -> None:
         """Begin joining the session."""

@@ -155,6 +155,9 @@ class MtpCore:
         counters["retained"] = len(self._sender.flight.own) + cached
         return counters
 
+    def introduce(self, introduction: bytes) -> None:
+        self._joining.introduction = bytes(introduction)  # in our join[request]s
+
     def start(self, now: float) -> None:
         if self._phase is not Phase.NEW:
             return
@@ -634,6 +637,8 @@ class MtpCore:
         body = packet.body
         assert isinstance(body, JoinData)
         if header.modifier is JoinModifier.REQUEST:
+            if self._phase in (Phase.READY, Phase.LEAVING):  # who asks (mtp/link.py)
+                self._link.introduced(header.source, body.introduction)
             if self._phase is Phase.PROBING and body.member_class is MemberClass.MASTER:
                 if header.source < self._link.member_id:
                     self.web_answers(

@@ -27,15 +27,19 @@ from mtp.wire import (
 _TYPE_NAMES = {TransportType.N_X_N: "NxN", TransportType.ONE_X_N: "1xN"}
 
 
-def join_request(p: MtpParams, member_class: MemberClass, member_id: int) -> MtpPacket:
+def join_request(
+    p: MtpParams, member_class: MemberClass, member_id: int, introduction: bytes = b""
+) -> MtpPacket:
     """§3.1.1: join[request] to the web's NSAP (destination unknown, 0), with the class, the
-    transport we need, and our own parameters (the values we would run)."""
+    transport we need, and our own parameters (the values we would run); then, our extension,
+    the joiner's introduction (docs/mtp-wire.md)."""
     body = JoinData(
         member_class,
         TransportClass.RELIABLE,
         TRANSPORT_TYPES[p.transport_type],
         p.min_throughput,
         p.max_data_unit,
+        introduction=introduction,
     )
     header = MtpHeader(
         PacketType.JOIN,
@@ -105,6 +109,7 @@ class Joining:
         self._host = host
         self.tries = 0  # join[request]s since we last (re)started joining
         self.confirmed_at = 0.0  # when the last join[confirm] was taken up
+        self.introduction = b""  # what our join[request]s carry after Figure 3 (extension)
         self._reported = False
         self._probes = 0
 
@@ -154,7 +159,8 @@ class Joining:
                 f"no one hosts an mtp board on {p.group} yet ({self.tries - 1} "
                 "join requests unanswered); still asking"
             )
-        self._link.send(join_request(p, self._link.member_class, self._link.member_id), None)
+        request = join_request(p, self._link.member_class, self._link.member_id, self.introduction)
+        self._link.send(request, None)
 
     def on_answer(self, header: MtpHeader, body: JoinData, addr: Address, now: float) -> None:
         """join[confirm] or join[deny] addressed to us (§3.1.2)."""

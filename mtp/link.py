@@ -109,6 +109,8 @@ class Link:
         # layer, so that each is reported once (and again only after it left).
         self.identities: dict[int, int] = {}
         self.reported: set[int] = set()
+        # The last introduction each member's join[request] carried (reported when it changes).
+        self.introductions: dict[int, bytes] = {}
         self.upper = upper
         self.rng = rng
         self.p = params
@@ -149,6 +151,19 @@ class Link:
         if not known and len(self.reported) < MAX_ADDRESSES:
             self.reported.add(member)
             self.upper.member_changed(member, MemberState.ACTIVE)
+
+    def introduced(self, joiner: int, introduction: bytes) -> None:
+        """A join[request] on the group carried who asks (our extension): told to the upper
+        layer once per introduction; members and master alike see the request. Bounded like
+        every per-member table: the oldest is forgotten first."""
+        member = self.identity_of(joiner)
+        if not introduction or self.introductions.get(member) == introduction:
+            return
+        self.introductions.pop(member, None)
+        if len(self.introductions) >= MAX_ADDRESSES:
+            del self.introductions[next(iter(self.introductions))]
+        self.introductions[member] = introduction
+        self.upper.member_introduced(member, introduction)
 
     def report_left(self, member: int) -> None:
         self.reported.discard(member)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from ipaddress import IPv4Address
 from typing import ClassVar, TypeAlias
 
+from coreapi import MAX_INTRODUCTION
 from mtp.codes import (
     _CREDIBILITY,
     _HEADER,
@@ -226,7 +227,9 @@ class JoinData:
     join[deny] the web's values with the member class asked for (``multicast_id`` 0), so the
     refused joiner can tell why (docs/mtp-wire.md, decision 9).
     ``min_throughput`` is in kilobytes (1,000 bytes) per second; ``max_data_unit`` in bytes of
-    client data per data packet."""
+    client data per data packet. ``introduction`` is our extension: in join[request] only, the
+    joiner's name card (at most MAX_INTRODUCTION bytes, opaque here) after the Figure 3 fields,
+    so that the members, who see the request on the group, know who asks (docs/mtp-wire.md)."""
 
     member_class: MemberClass
     transport_class: TransportClass = TransportClass.RELIABLE
@@ -234,10 +237,13 @@ class JoinData:
     min_throughput: int = 0
     max_data_unit: int = 0
     multicast_id: int = UNKNOWN_CONNECTION_ID
+    introduction: bytes = b""
 
     SIZE: ClassVar[int] = JOIN_DATA_SIZE
 
     def __post_init__(self) -> None:
+        if not isinstance(self.introduction, bytes) or len(self.introduction) > MAX_INTRODUCTION:
+            raise ValueError(f"an introduction is at most {MAX_INTRODUCTION} bytes")
         _check_enum("member class", self.member_class, MemberClass)
         _check_enum("transport class", self.transport_class, TransportClass)
         _check_enum("transport type", self.transport_type, TransportType)
@@ -473,6 +479,8 @@ class MtpPacket:
                     "join[confirm] must carry the web's multicast connection id, not 0 "
                     "(RFC 1301 §2.3.1, §3.1.2)"
                 )
+            if self.body.introduction and header.modifier is not JoinModifier.REQUEST:
+                raise ValueError(f"{header.name} carries an introduction; only join[request] may")
             if not confirm and self.body.multicast_id != UNKNOWN_CONNECTION_ID:
                 raise ValueError(
                     f"{header.name} carries multicast connection id "
@@ -503,6 +511,8 @@ class MtpPacket:
             size = len(body)
         elif isinstance(body, NakList | TsapList):
             size = body.wire_size
+        elif isinstance(body, JoinData):
+            size = body.SIZE + len(body.introduction)
         else:
             size = body.SIZE
         return HEADER_SIZE + size
@@ -546,6 +556,7 @@ def encode(packet: MtpPacket) -> bytes:
                 join.max_data_unit,
                 join.multicast_id,
             )
+            out += join.introduction
         case NakList(packets=entries):
             for entry in entries:
                 out += _NAK_ENTRY.pack(entry.message, entry.packet)
@@ -678,7 +689,13 @@ def _decode_body(header: MtpHeader, rest: memoryview) -> Body:
             )
         )
     want = {JoinData: JOIN_DATA_SIZE, Tsap: TSAP_SIZE, MemberConfirm: MemberConfirm.SIZE}[expected]
-    if size != want:
+    introduced = expected is JoinData and header.modifier is JoinModifier.REQUEST
+    if introduced and size > want + MAX_INTRODUCTION:
+        raise MtpDecodeError(
+            f"{name} data part is {size} bytes; its join data (RFC 1301 Figure 3) is {want} "
+            f"bytes and the introduction after it at most {MAX_INTRODUCTION}"
+        )
+    if size != want and not (introduced and size > want):
         raise MtpDecodeError(
             f"{name} data part is {size} bytes; its {_body_label(expected)} is {want} bytes"
         )
@@ -698,6 +715,7 @@ def _decode_body(header: MtpHeader, rest: memoryview) -> Body:
             min_throughput=throughput,
             max_data_unit=mdu,
             multicast_id=multicast,
+            introduction=bytes(rest[want:]),
         )
     target = _decode_tsap(rest, 0, "target TSAP")
     if expected is Tsap:

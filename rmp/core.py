@@ -145,6 +145,9 @@ class RmpCore:
         counters["retention_evictions"] = s.store.evictions + s.own_store.evictions
         return counters
 
+    def introduce(self, introduction: bytes) -> None:
+        self._joiner.introduction = bytes(introduction)  # our join requests carry it (Intro)
+
     def start(self, now: float) -> None:
         self._timer_known = False
         if self._shared.phase is not Phase.NEW:
@@ -344,6 +347,10 @@ class RmpCore:
     def _on_join(self, station: Station, join: Join, packet: RmpPacket, now: float) -> None:
         if not join.answer and (station.last_valid or station.seen_top):
             station.joined_again = True  # restarted under its id: its marker may come (§2.8)
+        if packet.data is not None and packet.data != station.introduction:
+            # Who asks (an Intro option): told once, and again if it changes (a restart).
+            station.introduction = packet.data
+            self._upper.member_introduced(station.ident, packet.data)
         if not join.answer:
             self._answers.on_request(station, join, now)
             return

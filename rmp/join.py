@@ -13,7 +13,7 @@ from rmp.image import ImageAssembly, ImageError, image_owner
 from rmp.ordering import Delivery
 from rmp.sequencing import Sequencer
 from rmp.stations import Station, Waiting
-from rmp.wire import Confirm, Join, NackRange, RmpPacket, seconds_from_middle32
+from rmp.wire import Confirm, Intro, Join, NackRange, RmpPacket, seconds_from_middle32
 
 IMAGE_CONFIRM_EVERY = 16  # image parts between our progress confirmations (§5)
 
@@ -59,6 +59,7 @@ class Joiner:
         self.image_progress_at = 0.0
         self._parts_since_confirm = 0
         self.held: list[Held] = []
+        self.introduction = b""  # what our join requests carry (an Intro option), if anything
 
     def deadlines(self) -> Iterator[float]:
         phase = self._s.phase
@@ -97,10 +98,12 @@ class Joiner:
         else:
             number, address = min(self.tries, 255), None
         self.tries += 1
+        intro = self.introduction
         packet = RmpPacket(
             seq=to_wire(s.seq),
             timestamp=s.timestamp(now),
-            options=(Join(number),),
+            options=(Join(number), Intro()) if intro else (Join(number),),
+            data=intro if intro else None,
             source=s.member_id,
         )
         s.transmit(packet, address, now)

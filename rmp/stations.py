@@ -96,6 +96,7 @@ class Station:
     # believed (a marker alone, forged, could make us drop its packets).
     joined_again: bool = False
     previous_run_reported: bool = False  # a packet of its previous run came after that
+    introduction: bytes = b""  # what its join requests carried (an Intro option), if any
     order: int = 0  # its place in the list: due stations are worked in list order
     first_heard: float = 0.0  # when it entered the list
 

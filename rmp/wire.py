@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import ClassVar, TypeAlias, TypeVar
 
+from coreapi import MAX_INTRODUCTION
+
 RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
 # RR-2100 §2.2: the RTP "content" field "should indicate Reliable Multicast", but no value is
 # given. 63, the last 6-bit value, is ours; it stays clear of the draft profile's audio and video
@@ -69,6 +71,8 @@ class OptionType(IntEnum):
     NACK_RANGE = 73
     # [extension] the sender's 32-bit source identifier; see RmpPacket.source.
     SOURCE = 74
+    # [extension] after a Join request: the joiner's introduction follows as the data part.
+    INTRO = 75
 
 
 def _label(kind: OptionType) -> str:
@@ -256,6 +260,21 @@ class Data:
 
 
 @dataclass(frozen=True, slots=True)
+class Intro:
+    """Our extension: in a join request only, after the Join option; the data part is the
+    joiner's introduction (at most MAX_INTRODUCTION bytes, the application's name card), so
+    the members already there know who asks before it may send anything (issue 17). It is not
+    data: it takes no sequence number and is never stored, repaired or delivered."""
+
+    TYPE: ClassVar[OptionType] = OptionType.INTRO
+    SIZE: ClassVar[int] = 4
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
 class Retransmit:
     """RR-2100 §4.2.7, §2.7, §3: a stored data packet of ``source`` (its original sender, needed
     for ordering), sent again whole. The 15-bit length is the embedded packet's encoded size."""
@@ -292,12 +311,14 @@ class Retransmit:
         return self.HEAD_SIZE + _padded(self.length)
 
 
-Option: TypeAlias = Join | Nack | NackRange | Confirm | Remind | Image | Data | Retransmit
+Option: TypeAlias = Join | Nack | NackRange | Confirm | Remind | Image | Data | Intro | Retransmit
 _OPTION_TYPES = {int(kind): kind for kind in OptionType}  # a dict lookup: the enum call is slow
 _DATA = Data()  # it has no fields: one instance serves every decoded packet
-_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Retransmit)
-_CARRIES_DATA = (Data, Image)  # the options "indicating the presence of data" (§2.2)
-_MUST_BE_FINAL = (Data, Image, Retransmit)
+_INTRO = Intro()
+_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Intro, Retransmit)
+# The options "indicating the presence of data" (§2.2), and the introduction (ours).
+_CARRIES_DATA = (Data, Image, Intro)
+_MUST_BE_FINAL = (Data, Image, Intro, Retransmit)
 
 
 def _padded(size: int) -> int:
@@ -340,7 +361,8 @@ class RmpPacket:
         for index, option in enumerate(self.options):
             if not isinstance(option, _OPTION_CLASSES):
                 raise TypeError(f"option {index} is a {type(option).__name__}, not an RMP option")
-        problem = _structure_problem(self.options, self.data is not None, self.s_bit)
+        size = len(self.data) if self.data is not None else None
+        problem = _structure_problem(self.options, size, self.s_bit)
         if problem is not None:
             raise ValueError(problem)
         if self.wire_size > MAX_DATAGRAM:
@@ -357,7 +379,9 @@ class RmpPacket:
         return size + (len(self.data) if self.data is not None else 0)
 
 
-def _structure_problem(options: tuple[Option, ...], has_data: bool, s_bit: bool) -> str | None:
+def _structure_problem(
+    options: tuple[Option, ...], data_size: int | None, s_bit: bool
+) -> str | None:
     """What is wrong with this sequence of options, or None. Shared by the constructor (a
     ValueError) and ``decode`` (an RmpDecodeError), so both enforce the same rules."""
     if len(options) > MAX_OPTIONS:
@@ -380,18 +404,27 @@ def _structure_problem(options: tuple[Option, ...], has_data: bool, s_bit: bool)
             )
     if len(joins) > 1:
         return f"{len(joins)} Join options; Join is unique in its packet (RR-2100 §4.2.1)"
-    if joins and not joins[0].answer and len(options) > 1:
-        return "a Join request must be the only option in its packet (RR-2100 §4.2.1)"
-    if joins and isinstance(options[-1], _MUST_BE_FINAL):
+    intro = bool(options) and isinstance(options[-1], Intro)
+    if joins and not joins[0].answer and len(options) > (2 if intro else 1):
+        return (
+            "a Join request must be the only option in its packet (RR-2100 §4.2.1), but for "
+            "an Intro after it"
+        )
+    if intro and not (len(options) == 2 and joins and not joins[0].answer):
+        return "an Intro option comes only after a Join request (our extension)"
+    if intro and data_size is not None and data_size > MAX_INTRODUCTION:
+        return f"an introduction of {data_size} bytes, more than {MAX_INTRODUCTION}"
+    if joins and not intro and isinstance(options[-1], _MUST_BE_FINAL):
         return (
             f"a Join answer is a control packet and cannot carry {type(options[-1]).__name__} "
             "(RR-2100 §2.8: the board state follows in separate Image packets)"
         )
     announces_data = bool(options) and isinstance(options[-1], _CARRIES_DATA)
+    has_data = data_size is not None
     if announces_data and not has_data:
         return f"a final {type(options[-1]).__name__} option needs a data part (data=b'' if empty)"
     if has_data and not announces_data:
-        return "a data part needs a final Data or Image option (RR-2100 §2.2)"
+        return "a data part needs a final Data, Image or Intro option (RR-2100 §2.2)"
     return None
 
 
@@ -428,7 +461,7 @@ def _encode_into(packet: RmpPacket, out: bytearray) -> None:
                 out += _SHORT.pack(lead, number, 0, 0)
             case Image(last=last):
                 out += _SHORT.pack(lead, _FLAG if last else 0, 0, 0)
-            case Data():
+            case Data() | Intro():
                 out += _SHORT.pack(lead, 0, 0, 0)
             case Retransmit(source=source, packet=inner):
                 length = inner.wire_size
@@ -481,7 +514,7 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
     else:
         options, data, source = _decode_options(view, embedded=embedded)
     options_tuple = tuple(options)
-    problem = _structure_problem(options_tuple, data is not None, s_bit)
+    problem = _structure_problem(options_tuple, len(data) if data is not None else None, s_bit)
     if problem is not None:
         raise RmpDecodeError(problem)
     return _decoded(
@@ -612,10 +645,10 @@ def _decode_option(
         if one & ~_FLAG or two or three:
             raise _padding_error(kind, offset)
         option = _decoded(Image, bool(one & _FLAG))
-    else:  # OptionType.DATA
+    else:  # OptionType.DATA, OptionType.INTRO
         if one or two or three:
             raise _padding_error(kind, offset)
-        option = _DATA
+        option = _DATA if kind is OptionType.DATA else _INTRO
     return option, 4
 
 

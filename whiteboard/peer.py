@@ -22,8 +22,10 @@ from whiteboard.presence import (
     Presence,
     PresenceSchedule,
     default_colour,
+    encode_name_card,
     encode_presence,
     is_checkpoint,
+    name_card_of,
 )
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
@@ -138,7 +140,8 @@ class HeadlessPeer:
         previous = {s: signal.signal(s, self._on_signal) for s in _STOP_SIGNALS}
         wakeup = self.reactor.install_signal_wakeup()
         try:
-            self.transport.open()
+            # As the app: our name card travels with the join (whiteboard/presence.py).
+            self.transport.open(encode_name_card(name_card_of(self.presence())))
             # The cap plus time to leave properly; the protocol's own leaving is bounded too.
             self.reactor.run(stop=self._should_stop, timeout=cfg.duration + 15.0)
         finally:

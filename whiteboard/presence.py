@@ -248,19 +248,7 @@ def decode_presence(payload: bytes) -> Presence:
     """The presence in ``payload``; :class:`PresenceDecodeError` and nothing else otherwise."""
     if len(payload) > MAX_PRESENCE_BYTES:
         raise PresenceDecodeError(f"presence of {len(payload)} bytes exceeds {MAX_PRESENCE_BYTES}")
-    try:
-        item = msgpack.unpackb(
-            payload,
-            raw=False,
-            strict_map_key=True,
-            max_array_len=64,
-            max_map_len=0,
-            max_str_len=4 * MAX_NAME,
-            max_bin_len=32,
-            max_ext_len=0,
-        )
-    except Exception as exc:  # msgpack raises several unrelated types on bad input
-        raise PresenceDecodeError(f"presence is not valid msgpack: {exc}") from None
+    item = _unpack(payload, "presence", max_array_len=64, max_bin_len=32)
     if not isinstance(item, list) or len(item) not in (10, 12) or item[0] != MAGIC:
         raise PresenceDecodeError("not a presence array")
     version = item[1]
@@ -291,6 +279,23 @@ def decode_presence(payload: bytes) -> Presence:
         raise PresenceDecodeError(str(exc)) from None
 
 
+def _unpack(payload: bytes, what: str, max_array_len: int, max_bin_len: int) -> object:
+    """A peer's msgpack, with every size bounded (a name is at most 4 bytes a character)."""
+    try:
+        return msgpack.unpackb(
+            payload,
+            raw=False,
+            strict_map_key=True,
+            max_array_len=max_array_len,
+            max_map_len=0,
+            max_str_len=4 * MAX_NAME,
+            max_bin_len=max_bin_len,
+            max_ext_len=0,
+        )
+    except Exception as exc:  # msgpack raises several unrelated types on bad input
+        raise PresenceDecodeError(f"{what} is not valid msgpack: {exc}") from None
+
+
 def _fingerprint_from_wire(ops: object, key: object, digest: object) -> BoardFingerprint:
     if not isinstance(digest, bytes) or len(digest) != 32:
         raise PresenceDecodeError("presence name or hash has the wrong type")
@@ -317,3 +322,50 @@ __all__ = [
     "is_presence",
     "yields_colour",
 ]
+
+
+# -- the name card a join carries (TransportCore.introduce) ------------------------------------
+
+CARD_MAGIC = "wb-card"
+
+
+@dataclass(frozen=True, slots=True)
+class NameCard:
+    """Who a member is, as its join carries it: the members already there name it before it
+    can send a presence, and even if it never may (an MTP viewer). Issue 17: a joiner is never
+    shown as a bare id, and shows its name from its first join request on."""
+
+    name: str
+    colour: int  # ARGB
+    colour_chosen: bool = False
+
+    def __post_init__(self) -> None:
+        if not 1 <= len(self.name) <= MAX_NAME:
+            raise ValueError(f"a name must be 1-{MAX_NAME} characters")
+        if not 0 <= self.colour <= 0xFFFFFFFF:
+            raise ValueError("a colour must be a 32-bit ARGB value")
+
+
+def name_card_of(presence: Presence) -> NameCard:
+    return NameCard(presence.name, presence.colour, presence.colour_chosen)
+
+
+def encode_name_card(card: NameCard) -> bytes:
+    """At most 4 * MAX_NAME + 24 bytes: within coreapi.MAX_INTRODUCTION."""
+    return msgpack.packb(
+        [CARD_MAGIC, card.name, card.colour, card.colour_chosen], use_bin_type=True
+    )
+
+
+def decode_name_card(payload: bytes) -> NameCard:
+    """The card in ``payload`` (a peer's bytes); :class:`PresenceDecodeError` otherwise."""
+    item = _unpack(payload, "name card", max_array_len=4, max_bin_len=0)
+    if not isinstance(item, list) or len(item) != 4 or item[0] != CARD_MAGIC:
+        raise PresenceDecodeError("not a name card")
+    _, name, colour, chosen = item
+    if not isinstance(name, str) or type(colour) is not int or not isinstance(chosen, bool):
+        raise PresenceDecodeError("a name card's fields have the wrong types")
+    try:
+        return NameCard(name, colour, chosen)
+    except ValueError as exc:
+        raise PresenceDecodeError(str(exc)) from None

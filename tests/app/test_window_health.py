@@ -57,8 +57,12 @@ def test_a_rmp_member_killed_while_another_draws_never_makes_a_board_differ(
     from bob" for 8 to 15 s once alice stopped); a real difference made afterwards still is
     reported, so the check can fail."""
     alice, bob, carol = (open_rmp_window(qtbot, net, name) for name in ("alice", "bob", "carol"))
+    # Names now come with the join requests, before each is ready: wait for both.
     qtbot.waitUntil(
-        lambda: all("carol" in names_in_panel(w) and "alice" in names_in_panel(w) for w in (bob,)),
+        lambda: (
+            all("carol" in names_in_panel(w) and "alice" in names_in_panel(w) for w in (bob,))
+            and not any(w.canvas.is_read_only() for w in (alice, bob, carol))
+        ),
         timeout=RMP_WAIT_MS,
     )
     seen: list[str] = []

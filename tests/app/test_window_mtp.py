@@ -81,6 +81,15 @@ def test_a_viewer_sees_the_board_and_cannot_draw(qtbot: QtBot, net: NetConfig) -
     qtbot.waitUntil(lambda: len(viewer.replica.board) == 1, timeout=WAIT_MS)
     assert viewer.replica.board.hash() == host.replica.board.hash()
     assert viewer.canvas.is_read_only()
+    # A viewer never sends a presence: its join request carried its name card (issue 17),
+    # so the host lists it by name, with its colour, never as "joining…".
+    viewer_id = viewer.transport.member_id
+    qtbot.waitUntil(
+        lambda: any(r.member == viewer_id and r.name == "viewer" for r in host.health.rows()),
+        timeout=WAIT_MS,
+    )
+    (row,) = [r for r in host.health.rows() if r.member == viewer_id]
+    assert row.colour == viewer.presence.colour
     drag(viewer, [(x, y + 50) for x, y in PATH])
     drag(host, [(x, y + 150) for x, y in PATH])
     qtbot.waitUntil(

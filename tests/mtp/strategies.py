@@ -8,6 +8,7 @@ from ipaddress import IPv4Address
 
 from hypothesis import strategies as st
 
+from coreapi import MAX_INTRODUCTION
 from mtp.wire import (
     MAX_NAK_ENTRIES,
     MAX_TSAPS,
@@ -62,7 +63,12 @@ tsap_lists = st.lists(tsaps, min_size=1, max_size=8, unique=True).map(
 )
 
 
-def join_data(multicast_id: st.SearchStrategy[int]) -> st.SearchStrategy[JoinData]:
+NO_INTRODUCTION = st.just(b"")
+
+
+def join_data(
+    multicast_id: st.SearchStrategy[int], introductions: st.SearchStrategy[bytes] = NO_INTRODUCTION
+) -> st.SearchStrategy[JoinData]:
     return st.builds(
         JoinData,
         st.sampled_from(MemberClass),
@@ -71,6 +77,7 @@ def join_data(multicast_id: st.SearchStrategy[int]) -> st.SearchStrategy[JoinDat
         u16,
         u16,
         multicast_id,
+        introductions,
     )
 
 
@@ -82,6 +89,8 @@ def bodies(packet_type: PacketType, modifier: Modifier) -> st.SearchStrategy[Bod
         return payloads
     if expected is JoinData:
         confirm = modifier is JoinModifier.CONFIRM
+        if modifier is JoinModifier.REQUEST:  # it may carry the joiner's introduction
+            return join_data(st.just(UNKNOWN_CONNECTION_ID), st.binary(max_size=MAX_INTRODUCTION))
         return join_data(connection_ids if confirm else st.just(UNKNOWN_CONNECTION_ID))
     if expected is NakList:
         return nak_lists()

@@ -9,6 +9,7 @@ from ipaddress import IPv4Address
 
 import pytest
 
+from coreapi import MAX_INTRODUCTION
 from mtp.wire import (
     MAX_DATA_PART,
     MAX_NAK_ENTRIES,
@@ -198,8 +199,17 @@ MALFORMED: list[tuple[str, bytes, str]] = [
         JOIN_REQUEST + join()[:8],
         r"^join\[request\] data part is 8 bytes; its join data \(RFC 1301 Figure 3\) is 12 bytes$",
     ),
-    ("join data too long", JOIN_REQUEST + join() + b"\x00", r"data part is 13 bytes"),
+    (
+        "join data too long",
+        JOIN_REQUEST + join() + bytes(MAX_INTRODUCTION + 1),
+        rf"data part is {12 + MAX_INTRODUCTION + 1} bytes; .* the introduction after it at most",
+    ),
     ("join without data", JOIN_REQUEST, r"^join\[request\] data part is 0 bytes"),
+    (
+        "join confirm with an introduction",
+        raw(3, 1) + join(mc=9) + b"Ada",
+        r"^join\[confirm\] data part is 15 bytes; its join data \(RFC 1301 Figure 3\) is 12",
+    ),
     (
         "join reserved byte",
         JOIN_REQUEST + join(reserved=1),

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from coreapi import MAX_INTRODUCTION
 from rmp.wire import (
     FORMAT_RMP,
     MAX_NACK_RANGE,
     Confirm,
     Data,
     Image,
+    Intro,
     Join,
     Nack,
     NackRange,
@@ -45,7 +47,10 @@ def packets(draw: st.DrawFn, *, shapes: tuple[str, ...] = SHAPES) -> RmpPacket:
         "s_bit": s_bit,
     }
     if shape == "join_request":
-        return RmpPacket(options=(Join(draw(u8)),), **header)
+        introduction = draw(st.one_of(st.none(), st.binary(max_size=MAX_INTRODUCTION)))
+        if introduction is None:
+            return RmpPacket(options=(Join(draw(u8)),), **header)
+        return RmpPacket(options=(Join(draw(u8)), Intro()), data=introduction, **header)
     options: list[Option] = []
     if draw(st.booleans()):
         options.append(Remind(draw(u8)))
@@ -87,6 +92,13 @@ single_option_packets: dict[str, st.SearchStrategy[RmpPacket]] = {
     ),
     "Data": st.builds(
         lambda data: RmpPacket(seq=1, timestamp=2, options=(Data(),), data=data), payloads
+    ),
+    "Intro": st.builds(
+        lambda number, data: RmpPacket(
+            seq=1, timestamp=2, options=(Join(number), Intro()), data=data
+        ),
+        u8,
+        st.binary(max_size=MAX_INTRODUCTION),
     ),
     "Retransmit": st.builds(
         lambda source, inner: RmpPacket(seq=1, timestamp=2, options=(Retransmit(source, inner),)),

@@ -235,7 +235,7 @@ PACKET = {"seq": 1, "timestamp": 0}
         (lambda: RmpPacket(**PACKET, options=(Data(),), data=bytearray()), TypeError, "bytes"),
         (lambda: RmpPacket(**PACKET, options=("x",)), TypeError, "option 0 is a str"),
         (lambda: RmpPacket(**PACKET, options=(Data(),)), ValueError, "needs a data part"),
-        (lambda: RmpPacket(**PACKET, data=b"x"), ValueError, "needs a final Data or Image"),
+        (lambda: RmpPacket(**PACKET, data=b"x"), ValueError, "needs a final Data, Image or Intro"),
         (
             lambda: RmpPacket(**PACKET, options=(Confirm(1, 2),), data=b"x"),
             ValueError,

@@ -35,7 +35,17 @@ def test_each_option_type_alone_round_trips(name: str, data: st.DataObject) -> N
 
 
 def test_the_single_option_strategies_cover_every_option_type() -> None:
-    classes = {"Join", "Nack", "NackRange", "Confirm", "Remind", "Image", "Data", "Retransmit"}
+    classes = {
+        "Join",
+        "Nack",
+        "NackRange",
+        "Confirm",
+        "Remind",
+        "Image",
+        "Data",
+        "Intro",
+        "Retransmit",
+    }
     assert set(single_option_packets) == classes
     # Source is a packet field (RmpPacket.source), not an option record: test_wire_source.py.
     assert {getattr(wire, name).TYPE for name in classes} == set(OptionType) - {OptionType.SOURCE}

@@ -20,10 +20,14 @@ class ProbeCore:
     timer: float | None = None
     timer_calls: list[float] = field(default_factory=list)
     _finished: bool = False
+    introduction: bytes = b""
 
     @property
     def finished(self) -> bool:
         return self._finished
+
+    def introduce(self, introduction: bytes) -> None:
+        self.introduction = introduction
 
     def start(self, now: float) -> None:
         self.upper.ready()

@@ -73,6 +73,9 @@ class CarbonCore:
         )  # fmt: skip
         self._finished = False
 
+    def introduce(self, introduction: bytes) -> None:
+        """Carbon has no join to carry it: members are named by what they send."""
+
     def start(self, now: float) -> None:
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from whiteboard.board import OrderKey
-from whiteboard.presence import BoardFingerprint, Presence
+from whiteboard.presence import BoardFingerprint, NameCard, Presence
 from whiteboard.transport.interface import MemberState
 
 MAX_MEMBERS = 4096  # rows kept; past it, new members are counted but not listed
@@ -114,6 +114,9 @@ class SessionHealth:
         self._passed: OrderedDict[_Point, str] = OrderedDict()
         self._checkpoints: OrderedDict[_Point, str] = OrderedDict()
         self.disagreements = 0  # differences confirmed, ever
+        # Name cards from joins (the newest MAX_MEMBERS): a member's name and colour until its
+        # first presence, and for good if it never sends one (a viewer).
+        self._cards: OrderedDict[int, NameCard] = OrderedDict()
 
     # -- feeding ----------------------------------------------------------------------------
 
@@ -127,6 +130,13 @@ class SessionHealth:
             entry.state = state
             if not self._heard_from(entry, entry.heard_at):
                 self._stop_comparing(entry)
+
+    def introduced(self, member: int, card: NameCard) -> None:
+        """``member``'s join carried ``card``: kept, whether or not it is listed yet."""
+        self._cards[member] = card
+        self._cards.move_to_end(member)
+        while len(self._cards) > MAX_MEMBERS:
+            self._cards.popitem(last=False)
 
     def passed(self, fingerprint: BoardFingerprint, checkpoint: bool = False) -> None:
         """Our board was at ``fingerprint`` (when we told the others, or at a ``checkpoint``):
@@ -261,11 +271,12 @@ class SessionHealth:
         rows = []
         for member, entry in self._members.items():
             presence = own if member == self.me and own is not None else entry.presence
+            card = presence or self._cards.get(member)  # a presence, or else its join's card
             rows.append(
                 MemberRow(
                     member,
-                    presence.name if presence else f"member {member:08x}",
-                    presence.colour if presence else None,
+                    card.name if card else f"member {member:08x}",
+                    card.colour if card else None,
                     entry.state,
                     presence.nacks_sent if presence else 0,
                     presence.retransmissions if presence else 0,
@@ -305,7 +316,8 @@ class SessionHealth:
         entry = self._members.get(member)
         if entry is not None and entry.presence is not None:
             return entry.presence.name
-        return f"member {member:08x}"
+        card = self._cards.get(member)
+        return card.name if card is not None else f"member {member:08x}"
 
 
 __all__ = ["Agreement", "MemberRow", "SessionHealth"]

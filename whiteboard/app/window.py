@@ -43,7 +43,15 @@ from whiteboard.app.toolbar import DrawingToolbar
 from whiteboard.app.undelivered import reissue, waiting_notice
 from whiteboard.board import Clear, Op, OpId, encode_op
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
-from whiteboard.presence import IDLE_PRESENCE_S, PRESENCE_S, Presence
+from whiteboard.presence import (
+    IDLE_PRESENCE_S,
+    PRESENCE_S,
+    Presence,
+    PresenceDecodeError,
+    decode_name_card,
+    encode_name_card,
+    name_card_of,
+)
 from whiteboard.replica import Replica
 from whiteboard.sessionlog import (
     RecordingHandler,
@@ -57,6 +65,7 @@ from whiteboard.transport.events import (
     Delivered,
     Event,
     Failure,
+    Introduced,
     JoinProgress,
     MemberChanged,
     ProtocolEvent,
@@ -213,7 +222,8 @@ class MainWindow(QMainWindow):
         self.transport_label.setText(spec.describe())
         self.resync_action.setEnabled(False)
         self._refresh_status()
-        self.transport.open()
+        # Our name card travels with the join: the members already there name us at once.
+        self.transport.open(encode_name_card(name_card_of(self.presence.own_row())))
 
     def _start_session_log(self, spec: SessionSpec) -> SessionLogWriter | None:
         """This session's log (docs/session-log.md), or None if recording is off or the log
@@ -468,6 +478,15 @@ class MainWindow(QMainWindow):
     def _counts(self) -> tuple[int, object]:
         return len(self.replica.board), self.replica.board.last_key
 
+    def _take_name_card(self, event: Introduced) -> None:
+        """A joiner's name card, from its join request: its row shows its name at once."""
+        try:
+            card = decode_name_card(event.introduction)
+        except PresenceDecodeError:
+            return  # another application's introduction, or a broken one: "joining…" stays
+        self.health.introduced(event.member, card)
+        self._refresh_status()
+
     def _board_replaced(self) -> None:
         """A board state or a resync: the points our board passed before are not its past."""
         self.presence.forget_board()
@@ -502,6 +521,8 @@ class MainWindow(QMainWindow):
                 self.canvas.board_changed(change)
                 self._freezes.op_delivered()
             self._refresh_status()
+        elif isinstance(event, Introduced):
+            self._take_name_card(event)
         elif isinstance(event, MemberChanged):
             if event.member not in self.health and event.state is not MemberState.LEFT:
                 self.presence.schedule.due = True  # a newcomer: tell it who we are soon

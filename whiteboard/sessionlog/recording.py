@@ -40,6 +40,7 @@ from whiteboard.transport.events import (
     Event,
     EventHandler,
     Failure,
+    Introduced,
     JoinProgress,
     MemberChanged,
     ProtocolEvent,
@@ -115,6 +116,10 @@ def record_for(event: Event, now: float, started_us: int) -> Record | None:
             )
         case MemberChanged():
             return MemberRecord(t_us, event.member, str(event.state))
+        case Introduced():
+            # A joiner's introduction (its name card), kept as the peer sent it.
+            card = event.introduction.hex()
+            return ProtocolRecord(t_us, "introduced", {"member": event.member, "card": card})
         case Ready():
             return ReadyRecord(t_us)
         case JoinProgress():

@@ -12,6 +12,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
+from coreapi import MAX_INTRODUCTION
 from whiteboard.transport.events import Event, EventHandler, EventQueue, Failure
 from whiteboard.transport.interface import Address, CoreFactory
 
@@ -80,7 +81,13 @@ class CoreDriver:
 
     # -- the application's side (Transport) -------------------------------------------------
 
-    def open(self) -> None:
+    def open(self, introduction: bytes = b"") -> None:
+        if len(introduction) > MAX_INTRODUCTION:
+            raise ValueError(
+                f"an introduction of {len(introduction)} bytes exceeds the maximum of "
+                f"{MAX_INTRODUCTION}"
+            )
+        self.core.introduce(bytes(introduction))
         self._call(self.core.start)
 
     def send(self, payload: bytes) -> None:

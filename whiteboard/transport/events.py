@@ -31,6 +31,14 @@ class MemberChanged:
 
 
 @dataclass(frozen=True, slots=True)
+class Introduced:
+    """``member``'s join carried this introduction (the application's name card)."""
+
+    member: int
+    introduction: bytes
+
+
+@dataclass(frozen=True, slots=True)
 class JoinProgress:
     received: int
     total: int
@@ -69,6 +77,7 @@ class ProtocolEvent:
 Event = (
     Delivered
     | MemberChanged
+    | Introduced
     | JoinProgress
     | Ready
     | BoardStateRequested
@@ -95,6 +104,9 @@ class EventQueue:
 
     def member_changed(self, member: int, state: str) -> None:
         self._events.append(MemberChanged(member, MemberState(state)))
+
+    def member_introduced(self, member: int, introduction: bytes) -> None:
+        self._events.append(Introduced(member, bytes(introduction)))
 
     def join_progress(self, received: int, total: int) -> None:
         self._events.append(JoinProgress(received, total))

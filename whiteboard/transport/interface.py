@@ -54,8 +54,10 @@ class Transport(Protocol):
     def finished(self) -> bool:
         """True once ``close`` has completed the protocol's leaving."""
 
-    def open(self) -> None:
-        """Join the session. Progress and readiness arrive as events."""
+    def open(self, introduction: bytes = b"") -> None:
+        """Join the session, the join carrying ``introduction`` (at most
+        ``MAX_INTRODUCTION`` bytes: who we are, for the members already there, as an
+        ``Introduced`` event). Progress and readiness arrive as events."""
 
     def send(self, payload: bytes) -> None:
         """Reliable delivery to every member, this one included (as a ``Delivered`` event)."""

@@ -64,6 +64,7 @@ class _Member:
     last_heard: float
     state: MemberState
     incarnation: int
+    introduction: bytes = b""  # the last its HELLOs carried (reported when it changes)
     highest_seq: int = 0
     seen: set[int] = field(default_factory=set)  # seqs in (highest - DEDUP_WINDOW, highest]
 
@@ -89,6 +90,7 @@ class RawCore:
         self._last_key: OrderKey = ()
         self._incarnation = rng.getrandbits(32)
         self._counters = dict.fromkeys((*COUNTER_NAMES, "stale_dropped", "members_refused"), 0)
+        self._introduction = b""
 
     # -- TransportCore -----------------------------------------------------------------------
 
@@ -99,11 +101,14 @@ class RawCore:
     def counters(self) -> dict[str, int]:
         return dict(self._counters)
 
+    def introduce(self, introduction: bytes) -> None:
+        self._introduction = bytes(introduction)  # every HELLO carries it, to newcomers too
+
     def start(self, now: float) -> None:
         if self._started:
             return
         self._started = True
-        self._emit(RawType.HELLO, now)
+        self._emit(RawType.HELLO, now, self._introduction)
         self._next_hello = now + self._params.hello_interval
         self._upper.member_changed(self.member_id, MemberState.ACTIVE)
         self._upper.ready()
@@ -149,10 +154,13 @@ class RawCore:
         member = self._member(packet, now)
         if member is None:
             return
+        if packet.type is RawType.HELLO and packet.payload != member.introduction:
+            member.introduction = packet.payload
+            self._upper.member_introduced(packet.origin, packet.payload)
         if packet.type is RawType.HELLO and not known:
             # A newcomer: answer at once so it learns of us without waiting a whole interval.
             # Only the first HELLO is answered, or members would echo each other forever.
-            self._emit(RawType.HELLO, now)
+            self._emit(RawType.HELLO, now, self._introduction)
         if packet.type is RawType.DATA:
             self._accept_data(member, packet)
 
@@ -160,7 +168,7 @@ class RawCore:
         if self._finished:
             return
         if self._next_hello is not None and now >= self._next_hello:
-            self._emit(RawType.HELLO, now)
+            self._emit(RawType.HELLO, now, self._introduction)
             self._next_hello = now + self._params.hello_interval
         for origin, member in list(self._members.items()):
             # Compared as get_timer computes its deadlines (last_heard + limit), not as

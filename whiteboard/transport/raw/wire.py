@@ -1,4 +1,5 @@
-"""The raw transport's datagram: a 22-byte header, then the payload (DATA only).
+"""The raw transport's datagram: a 22-byte header, then the payload (DATA), or the member's
+introduction (HELLO, at most ``MAX_INTRODUCTION`` bytes; empty if it has none).
 
     0      1      2             6                 10            14                    22
     +------+------+-------------+-----------------+-------------+---------------------+----...
@@ -17,6 +18,8 @@ import struct
 from dataclasses import dataclass
 from enum import IntEnum
 
+from coreapi import MAX_INTRODUCTION
+
 VERSION = 1
 HEADER = struct.Struct("!BBIIIQ")
 MAX_DATAGRAM = 1200  # stays under any LAN MTU without IP fragmentation
@@ -24,7 +27,7 @@ MAX_DATAGRAM = 1200  # stays under any LAN MTU without IP fragmentation
 
 class RawType(IntEnum):
     DATA = 1
-    HELLO = 2  # "I am here": announces a member and keeps it from being suspected
+    HELLO = 2  # "I am here": announces a member (with its introduction), keeps it unsuspected
     BYE = 3  # "I leave"
 
 
@@ -66,6 +69,12 @@ def decode(data: bytes) -> RawPacket:
     if kind is RawType.DATA:
         if seq == 0:
             raise RawDecodeError("DATA with sequence number 0")
+    elif kind is RawType.HELLO:
+        if len(payload) > MAX_INTRODUCTION:
+            raise RawDecodeError(
+                f"HELLO carries an introduction of {len(payload)} bytes, more than "
+                f"{MAX_INTRODUCTION}"
+            )
     elif payload:
         raise RawDecodeError(f"{kind.name} packet carries {len(payload)} unexpected bytes")
     return RawPacket(kind, origin, incarnation, seq, timestamp_us, payload)
