@@ -633,8 +633,7 @@ class MtpCore:
             self._upper.protocol_event("took_over", {"web": self.web.id, "first": first})
 
     def _on_join(self, packet: MtpPacket, addr: Address, now: float) -> None:
-        header = packet.header
-        body = packet.body
+        header, body = packet.header, packet.body
         assert isinstance(body, JoinData)
         if header.modifier is JoinModifier.REQUEST:
             if self._phase in (Phase.READY, Phase.LEAVING):  # who asks (mtp/link.py)

@@ -688,8 +688,24 @@ def _decode_body(header: MtpHeader, rest: memoryview) -> Body:
                 for offset in range(0, size, TSAP_SIZE)
             )
         )
-    want = {JoinData: JOIN_DATA_SIZE, Tsap: TSAP_SIZE, MemberConfirm: MemberConfirm.SIZE}[expected]
-    introduced = expected is JoinData and header.modifier is JoinModifier.REQUEST
+    if expected is JoinData:
+        return _decode_join(header, rest)
+    want = {Tsap: TSAP_SIZE, MemberConfirm: MemberConfirm.SIZE}[expected]
+    if size != want:
+        raise MtpDecodeError(
+            f"{name} data part is {size} bytes; its {_body_label(expected)} is {want} bytes"
+        )
+    target = _decode_tsap(rest, 0, "target TSAP")
+    if expected is Tsap:
+        return target
+    (credibility,) = _CREDIBILITY.unpack_from(rest, TSAP_SIZE)
+    return MemberConfirm(target, credibility)
+
+
+def _decode_join(header: MtpHeader, rest: memoryview) -> JoinData:
+    """Figure 3's 12 bytes; in join[request], then the joiner's introduction (extension)."""
+    name, size, want = header.name, len(rest), JOIN_DATA_SIZE
+    introduced = header.modifier is JoinModifier.REQUEST
     if introduced and size > want + MAX_INTRODUCTION:
         raise MtpDecodeError(
             f"{name} data part is {size} bytes; its join data (RFC 1301 Figure 3) is {want} "
@@ -697,31 +713,25 @@ def _decode_body(header: MtpHeader, rest: memoryview) -> Body:
         )
     if size != want and not (introduced and size > want):
         raise MtpDecodeError(
-            f"{name} data part is {size} bytes; its {_body_label(expected)} is {want} bytes"
+            f"{name} data part is {size} bytes; its {_body_label(JoinData)} is {want} bytes"
         )
-    if expected is JoinData:
-        (member, transport_class, transport_type, reserved, throughput, mdu, multicast) = (
-            _JOIN.unpack_from(rest)
+    (member, transport_class, transport_type, reserved, throughput, mdu, multicast) = (
+        _JOIN.unpack_from(rest)
+    )
+    if reserved:
+        raise MtpDecodeError(
+            f"{name}: the reserved byte of the join data (offset {HEADER_SIZE + 3}) is "
+            f"{reserved:#04x}; reserved fields must be zero (RFC 1301 §2.2, Figure 3)"
         )
-        if reserved:
-            raise MtpDecodeError(
-                f"{name}: the reserved byte of the join data (offset {HEADER_SIZE + 3}) is "
-                f"{reserved:#04x}; reserved fields must be zero (RFC 1301 §2.2, Figure 3)"
-            )
-        return JoinData(
-            member_class=_lookup(MemberClass, member, "member class", "§3.1.1"),
-            transport_class=_lookup(TransportClass, transport_class, "transport class", "§3.1.1"),
-            transport_type=_lookup(TransportType, transport_type, "transport type", "§3.1.1"),
-            min_throughput=throughput,
-            max_data_unit=mdu,
-            multicast_id=multicast,
-            introduction=bytes(rest[want:]),
-        )
-    target = _decode_tsap(rest, 0, "target TSAP")
-    if expected is Tsap:
-        return target
-    (credibility,) = _CREDIBILITY.unpack_from(rest, TSAP_SIZE)
-    return MemberConfirm(target, credibility)
+    return JoinData(
+        member_class=_lookup(MemberClass, member, "member class", "§3.1.1"),
+        transport_class=_lookup(TransportClass, transport_class, "transport class", "§3.1.1"),
+        transport_type=_lookup(TransportType, transport_type, "transport type", "§3.1.1"),
+        min_throughput=throughput,
+        max_data_unit=mdu,
+        multicast_id=multicast,
+        introduction=bytes(rest[want:]),
+    )
 
 
 def _body_label(expected: type) -> str:

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from coreapi import MAX_INTRODUCTION
 from whiteboard.sim.session import SimSession
 from whiteboard.transport.events import Delivered, EventQueue, MemberChanged, Ready
 from whiteboard.transport.interface import COUNTER_NAMES, MemberState, TransportCore
@@ -48,7 +49,11 @@ def test_encode_decode_round_trip(
         (b"\x02" + RawPacket(RawType.DATA, 5, 1, 1, 0).encode()[1:], "version 2"),
         (RawPacket(RawType.DATA, 0, 1, 1, 0).encode(), "origin 0"),
         (RawPacket(RawType.DATA, 5, 1, 0, 0).encode(), "sequence number 0"),
-        (RawPacket(RawType.HELLO, 5, 1, 0, 0).encode() + b"junk", "unexpected bytes"),
+        (RawPacket(RawType.BYE, 5, 1, 0, 0).encode() + b"junk", "unexpected bytes"),
+        (
+            RawPacket(RawType.HELLO, 5, 1, 0, 0).encode() + bytes(MAX_INTRODUCTION + 1),
+            "introduction of 257 bytes",
+        ),
     ],
 )
 def test_malformed_packets_are_explained(data: bytes, message: str) -> None:
