@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from whiteboard.net.gathering import GATHER_S, ReadGathering
 from whiteboard.net.reactor import Reactor, TimerHandle
 from whiteboard.net.sockets import (
     GroupAddress,
@@ -85,8 +86,10 @@ class MulticastCarrier:
         self._timer_at: float | None = None  # when the armed timer fires
         self._deadline: float | None = None  # when the core wants to be woken
         self._closed = False
-        reactor.add_reader(self._group_socket, lambda: self._readable(self._group_socket))
-        reactor.add_reader(self._unicast_socket, lambda: self._readable(self._unicast_socket))
+        self._gathering = {sock.fileno(): ReadGathering() for sock in self._sockets()}
+        self._resumes: dict[int, TimerHandle] = {}  # sockets left unread a while (gathering)
+        for sock in self._sockets():
+            self._watch(sock)
 
     @property
     def local_address(self) -> Address:
@@ -129,11 +132,26 @@ class MulticastCarrier:
             return
         self._closed = True
         self._cancel_timer()
-        for sock in (self._group_socket, self._unicast_socket):
+        for resume in self._resumes.values():
+            resume.cancel()
+        self._resumes.clear()
+        for sock in self._sockets():
             self.reactor.remove_reader(sock)
             sock.close()
 
     # -- internals ---------------------------------------------------------------------------
+
+    def _sockets(self) -> tuple[socket.socket, socket.socket]:
+        return self._group_socket, self._unicast_socket
+
+    def _watch(self, sock: socket.socket) -> None:
+        self.reactor.add_reader(sock, lambda: self._readable(sock))
+
+    def _resume(self, sock: socket.socket) -> None:
+        del self._resumes[sock.fileno()]
+        if not self._closed:
+            self._watch(sock)
+            self._readable(sock)  # what gathered meanwhile, at once
 
     def _arm(self, when: float) -> None:
         self._timer_at = when
@@ -161,12 +179,26 @@ class MulticastCarrier:
         # READ_BATCH datagrams at a time and is pumped (sends, events, timer) once per batch,
         # not once per datagram (issue 17: the pump was a third of a member's work per packet).
         give_back_at = time.monotonic() + MAX_READ_SECONDS_PER_WAKEUP
+        count = 0
         for _ in range(MAX_READS_PER_WAKEUP // READ_BATCH):
             batch, drained = self._read(sock)
+            count += len(batch)
             if batch and self.driver is not None and not self._closed:
                 self.driver.datagrams_received(batch)
-            if drained or self._closed or time.monotonic() >= give_back_at:
+            if self._closed or time.monotonic() >= give_back_at:
                 return
+            if drained:
+                self._gather(sock, count)
+                return
+
+    def _gather(self, sock: socket.socket, count: int) -> None:
+        """The socket ran dry: under a flood, leave it unread a while (net/gathering.py)."""
+        key = sock.fileno()
+        now = self.reactor.time()
+        if key in self._resumes or not self._gathering[key].read(now, count):
+            return
+        self.reactor.remove_reader(sock)
+        self._resumes[key] = self.reactor.call_at(now + GATHER_S, lambda: self._resume(sock))
 
     def _read(self, sock: socket.socket) -> tuple[list[tuple[bytes, Address]], bool]:
         """Up to READ_BATCH datagrams, and whether the socket ran dry (or failed) first."""
