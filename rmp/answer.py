@@ -58,7 +58,7 @@ def image_holes(stations: list[Station]) -> tuple[dict[int, int], tuple[NackRang
         top = max(station.delivered_ahead, default=0)
         if top <= station.last_valid:
             continue
-        ranges = _ranges(station, top)
+        ranges = _ranges(station)
         if NackRange.SIZE * len(ranges) > room:
             continue
         room -= NackRange.SIZE * len(ranges)
@@ -67,15 +67,14 @@ def image_holes(stations: list[Station]) -> tuple[dict[int, int], tuple[NackRang
     return listed, tuple(holes)
 
 
-def _ranges(station: Station, top: int) -> list[NackRange]:
-    """The packets of ``station`` between its last valid number and ``top`` not delivered:
-    from the packets delivered ahead, in order, not a walk over every number up to ``top``
-    (a phantom's packet far ahead made each answer cost thousands of steps, issue 17)."""
+def _ranges(station: Station) -> list[NackRange]:
+    """The packets of ``station`` between its last valid number and the last it delivered
+    ahead that are not delivered: from the packets delivered ahead, in order, not a walk over
+    every number up to the last (a phantom's packet far ahead made each answer cost thousands
+    of steps, issue 17)."""
     ranges: list[NackRange] = []
     expected = station.last_valid + 1
     for seq in sorted(station.delivered_ahead):
-        if seq > top:
-            break
         if seq > expected:
             ranges.append(NackRange(0, to_wire(expected), station.ident, seq - expected))
         expected = max(expected, seq + 1)

@@ -210,8 +210,8 @@ class RmpCore:
         except RmpDecodeError:
             s.counters["malformed_dropped"] += 1
             return
-        if packet.format != FORMAT_RMP or packet.source == 0:
-            s.counters["malformed_dropped"] += 1  # another RTP payload, or no identity
+        if packet.format != FORMAT_RMP:  # (its identity is the one peek_source read)
+            s.counters["malformed_dropped"] += 1  # another RTP payload
             return
         inner = (
             packet.options[-1].packet
