@@ -115,8 +115,13 @@ class StationList:
 
     def __init__(self, own: int) -> None:
         self.own = own
-        self.depth = 0
+        self._own_depth = 0
         self._stations: dict[int, Station] = {}
+        # Every station and we, in the order of the virtual queue (§2.5): depths never
+        # decrease along it. An emission changes only those in front of the emitter, so it
+        # costs the emitter's place, not the number of stations heard (issue 17: phantom
+        # stations sit at the back; walking them on every data packet was a member's cost).
+        self._queue: list[int] = [own]
         # (due, order, ident) for every station whose due_hint was lowered: the timer work
         # is per due station, O(log n) per change, not a scan of every station per packet.
         self._due: list[tuple[float, int, int]] = []
@@ -139,11 +144,12 @@ class StationList:
         """A new station goes to the back of the queue; None if the list is full."""
         if len(self._stations) >= MAX_STATIONS:
             return None
-        depth = max((s.depth for s in self._stations.values()), default=self.depth) + 1
-        station = Station(self.window_version, ident, last_valid, max(depth, self.depth + 1), now)
+        depth = self._depth_at(len(self._queue) - 1) + 1  # the back: the deepest plus one
+        station = Station(self.window_version, ident, last_valid, depth, now)
         station.order = next(self._order)
         station.first_heard = now
         self._stations[ident] = station
+        self._queue.append(ident)
         self.window_version.value += 1
         return station
 
@@ -185,8 +191,23 @@ class StationList:
         heapq.heapify(self._due)
 
     def remove(self, ident: int) -> None:
-        self._stations.pop(ident, None)
+        if self._stations.pop(ident, None) is not None:
+            self._queue.remove(ident)  # the others keep their depths (§2.5 renumbers nothing)
         self.window_version.value += 1
+
+    @property
+    def depth(self) -> int:
+        """Our own depth (§2.5)."""
+        return self._own_depth
+
+    @depth.setter
+    def depth(self, value: int) -> None:
+        self._queue.remove(self.own)
+        self._own_depth = value
+        place = 0  # behind those no deeper, as the rule "depth < sender's" treats ties
+        while place < len(self._queue) and self._depth_at(place) <= value:
+            place += 1
+        self._queue.insert(place, self.own)
 
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""
@@ -194,21 +215,29 @@ class StationList:
 
     def emitted(self, ident: int) -> None:
         """Station ``ident`` (or we) multicast a data packet: it goes to the front with depth 0,
-        and everyone who was in front of it moves back by one (§2.5)."""
-        sender_depth = self.depth if ident == self.own else self._depth_of(ident)
-        if sender_depth is None:
+        and everyone who was in front of it moves back by one (§2.5). "Our depth is
+        incremented ... from an other station which had a higher depth" is the same rule."""
+        if ident != self.own and ident not in self._stations:
             return
-        if ident != self.own and sender_depth > self.depth:
-            self.depth += 1  # "incremented ... from an other station which had a higher depth"
-        for station in self._stations.values():
-            if station.ident != ident and station.depth < sender_depth:
-                station.depth += 1
-        if ident == self.own:
-            self.depth = 0
-        else:
-            station = self._stations[ident]
-            station.depth = 0
+        sender_depth = self._own_depth if ident == self.own else self._stations[ident].depth
+        queue = self._queue
+        place = 0
+        while self._depth_at(place) < sender_depth:  # the emitter itself ends the walk
+            self._set_depth_at(place, self._depth_at(place) + 1)
+            place += 1
+        while queue[place] != ident:  # past any tied with it (a join's depth may tie)
+            place += 1
+        del queue[place]
+        queue.insert(0, ident)
+        self._set_depth_at(0, 0)
 
-    def _depth_of(self, ident: int) -> int | None:
-        station = self._stations.get(ident)
-        return station.depth if station is not None else None
+    def _depth_at(self, place: int) -> int:
+        ident = self._queue[place]
+        return self._own_depth if ident == self.own else self._stations[ident].depth
+
+    def _set_depth_at(self, place: int, depth: int) -> None:
+        ident = self._queue[place]
+        if ident == self.own:
+            self._own_depth = depth
+        else:
+            self._stations[ident].depth = depth

@@ -3,6 +3,9 @@ heard, named, suspected, forgotten), driven alone: no core, no packets."""
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from coreapi import MemberState
 from rmp.members import Members
 from rmp.stations import MAX_STATIONS, StationList
@@ -140,3 +143,57 @@ def test_a_silent_station_is_suspected_then_forgotten() -> None:
         MemberChanged(A, MemberState.SUSPECTED),
         MemberChanged(A, MemberState.LEFT),
     ]
+
+
+# -- the queue kept in order is the §2.5 rule applied to every station ------------------------
+
+
+class NaiveDepths:
+    """§2.5 as written: every emission walks every station (the rule the ordered queue keeps)."""
+
+    def __init__(self) -> None:
+        self.own = 0
+        self.others: dict[int, int] = {}
+
+    def add(self, ident: int) -> None:
+        self.others[ident] = max([self.own, *self.others.values()]) + 1
+
+    def emitted(self, ident: int) -> None:
+        if ident != J and ident not in self.others:
+            return
+        sender = self.own if ident == J else self.others[ident]
+        self.others = {i: d + 1 if i != ident and d < sender else d for i, d in self.others.items()}
+        if ident != J and sender > self.own:
+            self.own += 1
+        if ident == J:
+            self.own = 0
+        else:
+            self.others[ident] = 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["add", "emit", "remove", "join"]), st.integers(0, 9)),
+        max_size=80,
+    )
+)
+def test_s2_5_the_ordered_queue_gives_the_depths_of_the_rule(
+    steps: list[tuple[str, int]],
+) -> None:
+    stations, naive = StationList(J), NaiveDepths()
+    for action, n in steps:
+        ident = J if n == 0 else A + n
+        if action == "add" and ident != J and ident not in stations:
+            stations.add(ident, 0, 0.0)
+            naive.add(ident)
+        elif action == "emit":
+            stations.emitted(ident)
+            naive.emitted(ident)
+        elif action == "remove" and ident != J:
+            stations.remove(ident)
+            naive.others.pop(ident, None)
+        elif action == "join":
+            stations.joined()
+            naive.own = len(naive.others) + 1
+        assert (stations.depth, depths(stations)) == (naive.own, naive.others)
