@@ -101,8 +101,8 @@ class Sender:
             self._floor = min(
                 (
                     t.confirmed_mine
-                    for t in s.stations
-                    if t.state is MemberState.ACTIVE and not t.stranger
+                    for t in s.stations.proven()
+                    if t.state is MemberState.ACTIVE
                 ),
                 default=None,
             )

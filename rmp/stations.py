@@ -50,9 +50,12 @@ _WINDOW_FIELDS = frozenset({"confirmed_mine", "state", "accepted_any"})
 
 @dataclass(slots=True)
 class WindowVersion:
-    """Counts the changes to what the send window reads of one core's stations."""
+    """Counts the changes to what the send window reads of one core's stations, and keeps
+    those that can hold it: the stations one of whose packets came in sequence (not
+    strangers), so that the window is recomputed over them, not over every phantom heard."""
 
     value: int = 0
+    proven: dict[int, Station] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -107,6 +110,8 @@ class Station:
     def __setattr__(self, name: str, value: object) -> None:
         if name in _WINDOW_FIELDS:
             self.window_version.value += 1
+            if name == "accepted_any" and value:
+                self.window_version.proven[self.ident] = self
         object.__setattr__(self, name, value)
 
 
@@ -136,6 +141,10 @@ class StationList:
 
     def __iter__(self) -> Iterator[Station]:
         return iter(list(self._stations.values()))
+
+    def proven(self) -> Iterator[Station]:
+        """The stations that are not strangers (one of their packets came in sequence)."""
+        return iter(self.window_version.proven.values())
 
     def get(self, ident: int) -> Station | None:
         return self._stations.get(ident)
@@ -192,6 +201,7 @@ class StationList:
 
     def remove(self, ident: int) -> None:
         if self._stations.pop(ident, None) is not None:
+            self.window_version.proven.pop(ident, None)
             self._queue.remove(ident)  # the others keep their depths (§2.5 renumbers nothing)
         self.window_version.value += 1
 

@@ -197,3 +197,14 @@ def test_s2_5_the_ordered_queue_gives_the_depths_of_the_rule(
             stations.joined()
             naive.own = len(naive.others) + 1
         assert (stations.depth, depths(stations)) == (naive.own, naive.others)
+
+
+def test_the_proven_stations_are_those_taken_in_sequence_and_still_listed() -> None:
+    stations = queue(A, B, C)
+    for ident in (A, C):
+        station = stations.get(ident)
+        assert station is not None
+        station.accepted_any = True
+    assert sorted(s.ident for s in stations.proven()) == [A, C]
+    stations.remove(C)
+    assert [s.ident for s in stations.proven()] == [A]
