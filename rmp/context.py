@@ -13,7 +13,7 @@ from enum import Enum
 from coreapi import Address, Outgoing, UpperLayer
 from coreapi.seqnum import to_wire
 from rmp.params import RmpParams
-from rmp.stations import StationList
+from rmp.stations import STRANGER_TICK, StationList
 from rmp.store import RetentionStore
 from rmp.wire import Confirm, Nack, NackRange, RmpPacket, encode, ntp_middle32
 
@@ -79,7 +79,7 @@ class Shared:
         self.rng = rng
         self.params = params
         self.phase = Phase.NEW  # written by RmpCore._enter only
-        self.stations = StationList(member_id)
+        self.stations = StationList(member_id, stranger_tick=params.nack_retry * STRANGER_TICK)
         # §2.7's store, split: our own packets apart from others', so that a burst from others
         # cannot evict a packet of ours that a station may still ask for. The send window
         # (below the count) keeps every unconfirmed packet of ours in it.

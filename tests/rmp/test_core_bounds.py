@@ -15,7 +15,7 @@ from rmp.repair import (
     MAX_STRANGER_REPAIRS,
 )
 from rmp.sender import IMAGE_FIRST_WINDOW
-from rmp.stations import NEW_STATION_HISTORY, STRANGER_GAP
+from rmp.stations import NEW_STATION_HISTORY, STRANGER_GAP, STRANGER_TICK
 from rmp.wire import (
     Confirm,
     Data,
@@ -313,3 +313,33 @@ def test_a_strangers_nacks_cost_no_more_work_than_its_repairs() -> None:
     ranges = tuple(NackRange(255, 1 + 100 * k, J, 100) for k in range(8))  # 800 packets
     node.receive(control_packet(PHANTOM, 1, 7.0, *ranges), 7.0)
     assert node.counter("repairs_refused") == 800 - MAX_REPAIRS_PER_STRANGER
+
+
+def test_a_crowd_of_strangers_heard_one_by_one_costs_timer_calls_per_tick() -> None:
+    """Phantoms heard each at its own moment (a forger's stream) would each bring their own
+    NACK, WI and silence deadlines, one timer call apiece; in a crowd a stranger's deadlines
+    fall on a grid, so the timer calls per second are bounded by the grid, not the phantoms."""
+    node = ready_node(J, {"profile": "lan"})
+    calls = 0
+    handle_timer = node.core.handle_timer
+
+    def counting_handle_timer(now: float) -> None:
+        nonlocal calls
+        calls += 1
+        handle_timer(now)
+
+    node.core.handle_timer = counting_handle_timer  # type: ignore[method-assign]
+    for index in range(400):  # 200 a second, each with a gap to NACK, for 2 s
+        at = 6.0 + index / 200
+        node.run_until(at)
+        node.receive(data_packet(PHANTOM + index, 50, at), at)
+    node.run_until(16.0)
+    tick = node.core._shared.params.nack_retry * STRANGER_TICK
+    assert tick > 0 and len(node.core.stations) == 400
+    # Exact deadlines: 3,748 calls here (each phantom's NACKs, WI and silence apart).
+    assert calls < 3 * (10.0 / tick)
+    # A few strangers (a session starting) keep exact deadlines.
+    few = ready_node(J, {"profile": "lan"})
+    few.receive(data_packet(PHANTOM, 50, 6.013), 6.013)
+    due = few.core.stations.next_due()
+    assert due is not None and (due / tick) % 1 != 0  # not on the grid
