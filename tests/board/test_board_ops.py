@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from whiteboard.board import (
     Clear,
@@ -23,6 +25,7 @@ from whiteboard.board import (
     Tool,
     Undo,
 )
+from whiteboard.board.ops import MAX_COORD
 
 ID = OpId(1, 1)
 
@@ -112,3 +115,22 @@ def test_board_package_is_qt_free() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
     )
     assert result.stdout.strip() == "False"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.floats(-MAX_COORD, MAX_COORD), min_size=1, max_size=40),
+    st.sampled_from([math.nan, -math.nan, math.inf, -math.inf, MAX_COORD * 2, -MAX_COORD * 2]),
+    st.data(),
+)
+def test_a_bad_coordinate_anywhere_among_floats_is_refused(
+    good: list[float], bad: float, data: st.DataObject
+) -> None:
+    # The fast path checks a tuple of floats by min, max and sum: wherever the bad value sits
+    # (min and max may step over a NaN), the stroke is refused and says which coordinate.
+    place = data.draw(st.integers(0, len(good)))
+    points = [*good[:place], bad, *good[place:]]
+    if len(points) % 2:
+        points.append(0.0)
+    with pytest.raises(InvalidOpError, match=rf"'points\[{place}\]'"):
+        Stroke(ID, tuple(points), 0, 1.0)

@@ -59,6 +59,8 @@ class Tool(IntEnum):
     MARKER = 3
 
 
+_TOOL_LOW, _TOOL_HIGH = min(Tool), max(Tool)
+
 class OpId(NamedTuple):
     """The unique id of an op: its author's member id and that author's op counter.
 
@@ -157,6 +159,9 @@ def _check_targets(name: str, value: object) -> tuple[OpId, ...]:
     return targets
 
 
+_FLOATS = frozenset({float})
+
+
 def _check_points(value: object) -> tuple[float, ...]:
     if not isinstance(value, tuple | list):
         raise InvalidOpError(f"op field 'points' must be a flat tuple of numbers, {_got(value)}")
@@ -166,9 +171,16 @@ def _check_points(value: object) -> tuple[float, ...]:
             f"op field 'points' must hold an even number of coordinates, 1..{MAX_POINTS} points"
             f" (x0, y0, x1, y1, ...), got {count} numbers"
         )
-    # Fast path for what the codec and the UI produce: a tuple of floats, kept as is (no copy).
-    if type(value) is tuple and all(
-        type(v) is float and -MAX_COORD <= v <= MAX_COORD for v in value
+    # Fast path for what the codec and the UI produce: a tuple of floats, kept as is (no copy),
+    # checked by passes that run in C rather than a Python loop per coordinate (issue 18: it
+    # was the largest part of decoding a stroke). A NaN makes the sum NaN (min and max may
+    # step over it); without one, min and max bound every coordinate.
+    if (
+        type(value) is tuple
+        and set(map(type, value)) == _FLOATS
+        and min(value) >= -MAX_COORD
+        and max(value) <= MAX_COORD
+        and (total := sum(value)) == total
     ):
         return value
     return tuple(_check_coord(f"points[{i}]", v) for i, v in enumerate(value))
@@ -210,7 +222,7 @@ class Stroke:
         _set(self, "points", _check_points(self.points))
         _set(self, "colour", _check_int("colour", self.colour, 0, MAX_COLOUR))
         _set(self, "width", _check_positive("width", self.width, MAX_WIDTH))
-        tool = _check_int("tool", self.tool, min(Tool), max(Tool))
+        tool = _check_int("tool", self.tool, _TOOL_LOW, _TOOL_HIGH)
         _set(self, "tool", Tool(tool))
 
 
