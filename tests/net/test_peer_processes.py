@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 from pathlib import Path
 
 from tests.processes import start_whiteboard
+from whiteboard.board import encode_op
+from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.sockets import GroupAddress
 from whiteboard.presence import decode_presence, is_presence
 from whiteboard.sessionlog.format import LocalOpRecord
@@ -100,3 +103,38 @@ def test_a_peers_presences_carry_its_board_at_the_last_checkpoint(
     assert presences[0].checkpoint is None  # the first, on joining: nothing passed yet
     checkpoints = {p.checkpoint for p in presences if p.checkpoint is not None}
     assert [(c.ops, c.last_key is not None) for c in checkpoints] == [(256, True)]
+
+
+def test_a_fast_peer_draws_what_fell_due_in_each_turn_the_strokes_of_its_seed(
+    group: GroupAddress, tmp_path: Path
+) -> None:
+    """At a rate above the reactor's turns, strokes that fell due are drawn together (one per
+    turn held a fast sender to the turns' rate: issue 18), and the strokes made in advance
+    are those drawn one at a time would be: the seed's, in order."""
+    process = start_peer(
+        group,
+        "fay",
+        "--transport",
+        "raw",
+        "--send",
+        "300",
+        "--rate",
+        "100000",
+        "--seed",
+        "4",
+        "--no-presence",
+        "--duration",
+        "10",
+        "--log-dir",
+        str(tmp_path),
+    )
+    result = finish(process)
+    assert result["delivered_total"] == 300
+    [log] = tmp_path.glob("*")
+    drawn = [r for r in read_log(log).records if isinstance(r, LocalOpRecord)]
+    assert len(drawn) == 300
+    assert len({r.t_us for r in drawn}) <= 0.75 * len(drawn)  # several per turn
+    member = int(str(result["member_id"]))
+    rng = random.Random("fay:4")
+    expected = [encode_op(synthetic_stroke(member, n, rng)) for n in range(1, 301)]
+    assert [r.payload for r in drawn] == expected
