@@ -66,7 +66,8 @@ class _Member:
     incarnation: int
     introduction: bytes = b""  # the last its HELLOs carried (reported when it changes)
     highest_seq: int = 0
-    seen: set[int] = field(default_factory=set)  # seqs in (highest - DEDUP_WINDOW, highest]
+    # the seqs received in (highest - DEDUP_WINDOW, highest], and some older ones until pruned
+    seen: set[int] = field(default_factory=set)
 
 
 class RawCore:
@@ -241,8 +242,12 @@ class RawCore:
         member.seen.add(seq)
         if seq > member.highest_seq:
             member.highest_seq = seq
-            floor = seq - DEDUP_WINDOW
-            if len(member.seen) > DEDUP_WINDOW:
+            # Seqs at or below the floor are stale by the check above whether or not they are
+            # still in the set, so it is pruned once it holds twice the window: O(1) a packet
+            # amortised. Pruning whenever it passed the window rebuilt it on every packet once
+            # a sender passed 1,024 (20-28% of a raw receiver's time, issue 18).
+            if len(member.seen) > 2 * DEDUP_WINDOW:
+                floor = seq - DEDUP_WINDOW
                 member.seen = {s for s in member.seen if s > floor}
         self._deliver(packet)
 
