@@ -153,9 +153,12 @@ LAN = MtpParams(
     heartbeat=0.05,
     heartbeat_min=0.02,
     heartbeat_max=0.2,
-    window=32,
+    # 256 packets of 1,400 bytes a heartbeat: 7 MB/s, what a producer's stroke rate on a LAN
+    # may need (issue 18: 32 held a producer to ~1,900 strokes a second); the receivers
+    # keep window x retention packets per producer for repairs.
+    window=256,
     window_min=8,
-    window_max=64,
+    window_max=512,
     retention=20,
     retention_min=10,
     retention_max=60,

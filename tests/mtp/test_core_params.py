@@ -154,14 +154,14 @@ def test_the_seed_profile_is_the_rfcs_values() -> None:
 def test_the_lan_profile_is_the_documented_default() -> None:
     lan = params_from_mapping({})
     assert lan == LAN == params_from_mapping({"profile": "lan"})
-    assert (lan.heartbeat, lan.window, lan.retention) == (0.05, 32, 20)
+    assert (lan.heartbeat, lan.window, lan.retention) == (0.05, 256, 20)
     assert (lan.silence_limit, lan.holder_silence) == (3.0, 2.0)
     assert lan.heartbeat_min <= lan.heartbeat <= lan.heartbeat_max
     assert lan.window_min <= lan.window <= lan.window_max
     assert lan.retention_min <= lan.retention <= lan.retention_max
     assert set(PROFILES) == {"seed", "lan"}
     core = make_core(P1, EventQueue(clock=lambda: 0.0), random.Random(0), {})
-    assert core.parameters == (0.05, 32, 20)
+    assert core.parameters == (0.05, 256, 20)
 
 
 _OTHER: dict[str, Callable[[object], object]] = {
