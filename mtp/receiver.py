@@ -254,6 +254,7 @@ class Receiver:
         entries = tuple(PacketId(wire, p) for p in wanted[:MAX_NAK_ENTRIES_OUT])
         link.send(link.control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr)
         link.counters["nacks_sent"] += 1
+        link.counters["nack_packets"] += 1
         # Distinct packets known to exist (a tail asked for past the last one heard may not).
         known = [e.packet for e in entries if e.packet <= message.advertised]
         link.counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)

@@ -29,6 +29,7 @@ COUNTERS = (
     "datagrams_sent",
     "datagrams_received",
     "nacks_sent",
+    "nack_packets",  # datagrams carrying our NACK options (nacks_sent counts the options)
     "nacks_received",
     "nacked_packets",  # distinct packets this station asked for
     "retransmissions",

@@ -130,6 +130,7 @@ class RepairEngine:
             # §2.6: the NACK is multicast: any station whose depth allows may answer it.
             self._s.send_control(chunk, None, now)
             self._s.counters["nacks_sent"] += len(chunk)
+            self._s.counters["nack_packets"] += 1
             self._s.upper.protocol_event(
                 "nack_sent", {"source": station.ident, "options": len(chunk)}
             )

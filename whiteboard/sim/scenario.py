@@ -259,6 +259,8 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
             until=until, stop=lambda: network.now >= last_draw and watch.all_have_all()
         )
     result = _summary(config, session, watch, bool(done), recorder)
+    if config.impairment.source_loss:
+        result.update(_source_loss_summary(session, counters=session.counters_total()))
     if workload is not None:
         result["workload"] = config.workload
         workload.stop()
@@ -272,6 +274,24 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         result["logs"] = [str(path) for path in recorder.finish()]
     result["wall_s"] = round(time.perf_counter() - wall_start, 3)
     return result
+
+
+def _source_loss_summary(session: SimSession, counters: Mapping[str, int]) -> dict[str, object]:
+    """With --source-loss: how many NACK packets a loss that every receiver shares costs.
+
+    ``source_loss_events`` counts the datagrams lost at their sender that carried a stroke (a
+    data packet, or a repair of one); ``nack_packets`` the NACK (RMP) or nak (MTP) datagrams
+    all members sent, for any reason; ``nack_packets_per_loss_event`` is their ratio (0 with
+    no event). With --loss 0, every NACK answers a source loss: a lost stroke, or a lost
+    control packet or repair behind it."""
+    events = session.source_data_losses
+    nack_packets = counters.get("nack_packets", 0)
+    return {
+        "source_losses_injected": session.network.stats.source_losses_injected,
+        "source_loss_events": events,
+        "nack_packets": nack_packets,
+        "nack_packets_per_loss_event": round(nack_packets / events, 4) if events else 0.0,
+    }
 
 
 def _summary(
