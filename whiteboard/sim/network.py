@@ -308,7 +308,7 @@ class SimNetwork:
             for receiver in self.stations:
                 # A host that is down hears nothing: no loss is rolled (or counted) for it.
                 if receiver is not sender and receiver.up:
-                    self._impair(sender, receiver, data, lost_at_source)
+                    self._deliver_or_drop(sender, receiver, data, lost_at_source)
         else:
             receiver_or_none = self._by_address.get(dest)
             if receiver_or_none is None:
@@ -316,7 +316,7 @@ class SimNetwork:
             elif not receiver_or_none.up:
                 self.stats.crash_drops += 1
             else:
-                self._impair(sender, receiver_or_none, data, lost_at_source)
+                self._deliver_or_drop(sender, receiver_or_none, data, lost_at_source)
 
     def _lost_at_source(self, sender: SimStation, data: bytes) -> bool:
         """Whether ``data`` is lost at its sender (``source_loss``: the sender's link or its
@@ -330,15 +330,18 @@ class SimNetwork:
             observer(sender.index, data)
         return True
 
-    def _impair(
-        self, sender: SimStation, receiver: SimStation, data: bytes, lost_at_source: bool = False
+    def _deliver_or_drop(
+        self, sender: SimStation, receiver: SimStation, data: bytes, lost_at_source: bool
     ) -> None:
-        if lost_at_source:
-            # Every receiver misses it, as if lost on its own link (recoveries are measured
-            # the same way), but nothing is drawn for it and it is not a per-receiver loss.
-            for observer in self.drop_observers:
-                observer(sender.index, receiver.index, data)
+        if not lost_at_source:
+            self._impair(sender, receiver, data)
             return
+        # Every receiver misses it, as if lost on its own link (recoveries are measured the
+        # same way), but nothing is drawn for it and it is not a per-receiver loss.
+        for observer in self.drop_observers:
+            observer(sender.index, receiver.index, data)
+
+    def _impair(self, sender: SimStation, receiver: SimStation, data: bytes) -> None:
         if self._partition is not None and self._partition.get(
             sender.index, -1
         ) != self._partition.get(receiver.index, -1):
