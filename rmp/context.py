@@ -33,6 +33,7 @@ COUNTERS = (
     "nacks_received",
     "nacked_packets",  # distinct packets this station asked for
     "retransmissions",
+    "repairs_suppressed",  # our held repairs of our own packets, made by another station first
     "duplicates_dropped",
     "malformed_dropped",
     "late_delivered",
