@@ -61,6 +61,13 @@ _NOTES: dict[str, ParamNote] = {
     "hibernate_after": _N("Idle heartbeats before the master hibernates (§3.2.3)", 1, 100_000),
     "hibernate_heartbeat": _N("The heartbeat while hibernating (§3.2.3)", 0.01, 3600.0, unit="s"),
     "nak_dally": _N("Wait a random 0 to retention-2 heartbeats before a nak (§3.4.2)"),
+    "nak_spread": _N(
+        "Without nak_dally, a first nak waits a random time up to this many heartbeats per "
+        "doubling of the web, at most retention-2 (extension, after §3.4.2)",
+        0.0,
+        16.0,
+        unit="heartbeats",
+    ),
     "reorder_wait": _N(
         "A gap is asked for only after this long (extension; §3.2.4 naks at once)",
         0.0,

@@ -41,6 +41,7 @@ COUNTERS = (
     "datagrams_sent",
     "datagrams_received",
     "nacks_sent",
+    "nack_packets",  # the same (one nak[request] per datagram), named as RMP names it
     "nacked_packets",  # distinct packets this member asked for
     "nacks_received",
     "retransmissions",

@@ -15,7 +15,7 @@ TRANSPORT_TYPES = ("nxn", "1xn")
 
 # Parameters for which 0 means something: no throughput needed, no reorder wait, the RFC's
 # padding to retention packets (§3.2.3).
-_MAY_BE_ZERO = ("min_throughput", "reorder_wait", "message_packets")
+_MAY_BE_ZERO = ("min_throughput", "reorder_wait", "message_packets", "nak_spread")
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,12 @@ class MtpParams:
     hibernate_after: int = 10  # idle heartbeats before the master hibernates (§3.2.3)
     hibernate_heartbeat: float = 1.0
     nak_dally: bool = False  # §3.4.2: wait a random 0..retention-2 heartbeats before a nak
+    # Extension (issue 18), used when nak_dally is off: a first nak waits a random time,
+    # uniform over nak_spread heartbeats per doubling of the web's size, at most §3.4.2's
+    # retention - 2 heartbeats (at least one), so that when every member lost the same packet
+    # the producer's multicast retransmission, asked for by the first, spares the others'
+    # naks. 0: at once (§3.2.4).
+    nak_spread: float = 0.25
     # Extension: a gap seen in arriving packets is asked for only after this many seconds, so
     # that a packet merely overtaken arrives first. §3.2.4 naks at once (the seed profile);
     # a network that reorders, even by a millisecond, would then bring needless repairs.
@@ -172,6 +178,9 @@ LAN = MtpParams(
     repair_cache=256,
     state_timeout=10.0,
     reorder_wait=0.01,
+    # A round trip here includes the producer's isMember check of a new requester (§3.4.3):
+    # ~4 ms in the simulator, so a wider window keeps 64 members near 3 naks per shared loss.
+    nak_spread=0.5,
 )
 
 PROFILES = {"seed": SEED, "lan": LAN}

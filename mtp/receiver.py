@@ -9,6 +9,7 @@ business; what it needs of the rest of the member is the ``ReceiverHost`` the co
 
 from __future__ import annotations
 
+import math
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
@@ -162,7 +163,20 @@ class Receiver:
             # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
             # retransmission asked for by another consumer can come first.
             delay += link.rng.randint(0, max(0, link.retention - 2)) * link.heartbeat
+        elif link.p.nak_spread and message.nak_tries == 0:
+            delay += link.rng.random() * self.nak_window()
         message.nak_at = now + delay
+
+    def nak_window(self) -> float:
+        """Extension (issue 18; docs/mtp.md, "Naks for a loss everyone shares"): the range of a
+        first nak's random wait, ``nak_spread`` heartbeats per doubling of the web (log2 of
+        the members we know, at least one), within §3.4.2's dally of retention - 2
+        heartbeats (at least one). Naks go to the producer alone, but its retransmission is
+        multicast (§3.2.6): a member whose wait has not run out when it comes never naks."""
+        link = self._link
+        members = len(link.addresses) + 1
+        spread = link.p.nak_spread * max(1.0, math.log2(members))
+        return link.heartbeat * min(spread, max(1, link.retention - 2))
 
     def denied(self, message: InMessage, source: int, now: float) -> None:
         """nak[deny] from its producer: it cannot repair ``message``; ask elsewhere."""
@@ -254,6 +268,7 @@ class Receiver:
         entries = tuple(PacketId(wire, p) for p in wanted[:MAX_NAK_ENTRIES_OUT])
         link.send(link.control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr)
         link.counters["nacks_sent"] += 1
+        link.counters["nack_packets"] += 1
         # Distinct packets known to exist (a tail asked for past the last one heard may not).
         known = [e.packet for e in entries if e.packet <= message.advertised]
         link.counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)

@@ -29,9 +29,11 @@ COUNTERS = (
     "datagrams_sent",
     "datagrams_received",
     "nacks_sent",
+    "nack_packets",  # datagrams carrying our NACK options (nacks_sent counts the options)
     "nacks_received",
     "nacked_packets",  # distinct packets this station asked for
     "retransmissions",
+    "repairs_suppressed",  # our held repairs of our own packets, made by another station first
     "duplicates_dropped",
     "malformed_dropped",
     "late_delivered",

@@ -16,8 +16,9 @@ _N = ParamNote
 _NOTES: dict[str, ParamNote] = {
     "nack_retry": _N("An unanswered NACK is sent again this often (§2.3)", 0.001, 60.0, unit="s"),
     "nack_delay": _N(
-        "A first NACK waits a random time up to this, so that a merely reordered packet "
-        "arrives first and others' NACKs can be heard (extension)",
+        "A first NACK waits a random time up to this per doubling of the group, so that a "
+        "merely reordered packet arrives first and others' NACKs can be heard; retries are "
+        "jittered by as much and back off; 0: off (extension)",
         0.0,
         10.0,
         unit="s",

@@ -12,9 +12,11 @@ from dataclasses import dataclass, fields, replace
 class RmpParams:
     # §2.3, §2.6: an unanswered NACK is re-sent every second, "but not more often".
     nack_retry: float = 1.0
-    # Extension (SRM-style): a first NACK waits a random [0, nack_delay) so that a merely
-    # reordered packet arrives first, and other receivers' NACKs can be heard and shared.
-    nack_delay: float = 0.0
+    # Extension (SRM/NORM-style, rmp/suppression.py): a first NACK waits a random time in
+    # [0, nack_delay * log2(group size)) so that a merely reordered packet arrives first and
+    # other receivers' NACKs for a loss they share are heard first (ours then stands down);
+    # retries are jittered over the same window and back off. 0: all of it off (§2.3's timing).
+    nack_delay: float = 0.05
     # §2.3: WI, after which a waiting packet is delivered out of sequence.
     wait_interval: float = 10.0
     # §2.4: reminders "typically 0.5 to one second" apart, until confirmed.

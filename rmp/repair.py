@@ -13,6 +13,7 @@ from rmp.context import Shared
 from rmp.remind import Reminder
 from rmp.sequencing import Sequencer
 from rmp.stations import Missing, Station
+from rmp.suppression import nack_delay, nack_window, retry_interval
 from rmp.wire import Confirm, Nack, NackRange, Remind, Retransmit, RmpPacket
 
 MAX_NACKS_PER_PACKET = 100
@@ -41,6 +42,9 @@ class Repair:
 
     due: float
     requesters: dict[int, Address | None] = field(default_factory=dict)
+    # Asked for by a multicast NACK while NACK suppression is on: members that heard it may
+    # have stood down and wait for this repair too, so it is multicast (as in SRM; ours).
+    for_group: bool = False
 
 
 RepairKey = tuple[int, int]  # (source, seq)
@@ -118,18 +122,25 @@ class RepairEngine:
         station.nack_deferrals = 0
         options = self._nack_options(station, due)
         backs_off = self._backs_off(station, now)
+        # One jittered retry interval for all of them (extension, rmp/suppression.py): they
+        # stay due together, so their next NACK is one packet of NackRanges again.
+        tries = station.missing[due[0]].nack_number + 1
+        retry = retry_interval(self._s, tries)
         for seq in due:
             entry = station.missing[seq]
             if entry.nack_number == 0:
                 self._s.counters["nacked_packets"] += 1
             entry.nack_number += 1
-            retry = p.nack_retry * (_backoff(entry.nack_number) if backs_off else 1)
-            entry.next_nack_at = now + retry
+            if backs_off:
+                entry.next_nack_at = now + p.nack_retry * _backoff(entry.nack_number)
+            else:
+                entry.next_nack_at = now + retry
         for start in range(0, len(options), MAX_NACKS_PER_PACKET):
             chunk = tuple(options[start : start + MAX_NACKS_PER_PACKET])
             # §2.6: the NACK is multicast: any station whose depth allows may answer it.
             self._s.send_control(chunk, None, now)
             self._s.counters["nacks_sent"] += len(chunk)
+            self._s.counters["nack_packets"] += 1
             self._s.upper.protocol_event(
                 "nack_sent", {"source": station.ident, "options": len(chunk)}
             )
@@ -205,16 +216,25 @@ class RepairEngine:
             self._share_nacks(source, first, last, option.nack_number, now)
         # §2.6: "The station whose depth value is equal or less than this number must answer
         # the request" (the virtual queue that prevents NACK implosion).
-        if not trusted or not s.serving() or s.stations.depth > option.nack_number:
-            return
         own = source == s.member_id
+        by_depth = s.stations.depth <= option.nack_number
+        if not trusted or not s.serving() or not (by_depth or own):
+            return
+        # Extension (issue 18): the packet's source answers too, whatever its depth. When the
+        # loss was at its own link every member lacks the packet, and the depth queue would
+        # take a retry per station to reach it. Held longer, it stands down if it hears the
+        # repair of a station the depth rule obliged (on_retransmit).
+        hold = self._s.params.repair_hold + (0.0 if by_depth else nack_window(s))
         store = s.own_store if own else s.store
         for seq in range(first, last + 1):
             if not self._share_left(requester, now):
                 s.counters["repairs_refused"] += last + 1 - seq  # its share is spent: stop
                 return
             if store.get(source, seq) is not None:
-                self.schedule_repair(source, seq, requester, now)
+                self.schedule_repair(source, seq, requester, now, hold)
+                repair = self.repairs.get((source, seq))
+                if repair is not None and s.params.nack_delay:
+                    repair.for_group = True
             elif own and store.was_evicted(source, seq):
                 s.counters["repairs_unavailable"] += 1
                 s.upper.protocol_event(
@@ -244,11 +264,13 @@ class RepairEngine:
 
     def _share_nacks(self, source: int, first: int, last: int, number: int, now: float) -> None:
         """Another station asked for packets we lack too: ours can wait a retry interval
-        (an extension, as in SRM: the answer, multicast if several ask, serves us both)."""
+        (an extension, as in SRM: the answer, multicast if several ask, serves us both),
+        jittered over the NACK window (rmp/suppression.py), so that the members one NACK
+        suppressed do not all ask again at the same instant if no answer comes."""
         station = self._s.stations.get(source)
         if station is None or not station.missing:
             return
-        later = now + self._s.params.nack_retry
+        later = now + self._s.params.nack_retry + nack_delay(self._s)
         missing = station.missing
         for seq in range(first, last + 1):
             entry = missing.get(seq)
@@ -279,18 +301,23 @@ class RepairEngine:
             and self._stranger_repairs < MAX_STRANGER_REPAIRS
         )
 
-    def schedule_repair(self, source: int, seq: int, requester: Station, now: float) -> None:
+    def schedule_repair(
+        self, source: int, seq: int, requester: Station, now: float, hold: float | None = None
+    ) -> None:
+        """A repair of (source, seq) for ``requester``, due ``hold`` from now (``repair_hold``
+        if not said), or sooner if one is already due sooner."""
         if not self._share_left(requester, now):
             self._s.counters["repairs_refused"] += 1
             return
+        due = now + (self._s.params.repair_hold if hold is None else hold)
         repair = self.repairs.get((source, seq))
         if repair is None:
             if len(self.repairs) >= MAX_PENDING_REPAIRS:
                 self._s.counters["repairs_refused"] += 1
                 return
-            due = now + self._s.params.repair_hold
             repair = self.repairs[(source, seq)] = Repair(due)
-            self._repairs_due = min(self._repairs_due, due)
+        repair.due = min(repair.due, due)
+        self._repairs_due = min(self._repairs_due, repair.due)
         if requester.ident not in repair.requesters:
             requester.repairs_served += 1
             if self._newcomer(requester, now):
@@ -316,7 +343,7 @@ class RepairEngine:
             packet = self._s.stored(*key)
             if packet is None:
                 continue
-            if len(repair.requesters) >= self._s.params.multicast_threshold:
+            if repair.for_group or len(repair.requesters) >= self._s.params.multicast_threshold:
                 self._retransmit(key, packet, 0, None, now)  # several asked: multicast (§2.7)
             else:
                 for ident, address in repair.requesters.items():
@@ -353,6 +380,11 @@ class RepairEngine:
             self._s.counters["malformed_dropped"] += 1
             return
         if inner.source == self._s.member_id:
+            # Someone multicast a repair of our own packet (we never ask for our own, so it
+            # was not to us alone): the repair we held as its source is not needed (issue 18).
+            key = (inner.source, unwrap(inner.seq, self._s.seq))
+            if self.repairs.pop(key, None) is not None:
+                self._s.counters["repairs_suppressed"] += 1
             return
         station = self._known(inner.source, now)
         if station is None:

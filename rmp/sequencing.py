@@ -16,6 +16,7 @@ from rmp.stations import (
     Station,
     Waiting,
 )
+from rmp.suppression import nack_delay
 from rmp.wire import Confirm, RmpPacket
 
 # What to do with a packet that is next in a station's sequence (or delivered at WI expiry):
@@ -188,8 +189,7 @@ class Sequencer:
                 self._s.counters["gaps_refused"] += 1
             return
         # One random delay for the whole gap, so that its NACKs leave together (NackRange).
-        p = self._s.params
-        delay = self._s.rng.random() * p.nack_delay if p.nack_delay else 0.0
+        delay = nack_delay(self._s)  # extension: scaled to the group (rmp/suppression.py)
         for seq in range(first, last + 1):
             if seq in station.missing or seq in station.waiting or seq in station.delivered_ahead:
                 continue

@@ -115,7 +115,19 @@ def build_parser() -> argparse.ArgumentParser:
     _add_transport_options(sim, transports)
     sim.add_argument("--peers", type=_positive_int, default=3)
     sim.add_argument("--messages", type=_count, default=100, help="strokes in total")
-    sim.add_argument("--loss", type=_probability, default=0.0)
+    sim.add_argument(
+        "--loss", type=_probability, default=0.0, help="share of datagrams lost per receiver"
+    )
+    sim.add_argument(
+        "--source-loss",
+        type=_probability,
+        default=0.0,
+        metavar="P",
+        help="share of each sender's datagrams lost at the sender, before the network: every "
+        "receiver misses them (seeded like --loss). The result then adds source_loss_events "
+        "(datagrams so lost that carried a stroke), nack_packets (NACK/nak datagrams sent by "
+        "all members) and nack_packets_per_loss_event, their ratio",
+    )
     sim.add_argument("--dup", type=_probability, default=0.0)
     sim.add_argument("--reorder", type=_probability, default=0.0)
     sim.add_argument("--delay-ms", type=_non_negative, default=1.0)
@@ -238,6 +250,7 @@ def _run_sim(args: argparse.Namespace) -> int:
         messages=args.messages,
         impairment=Impairment(
             loss=args.loss,
+            source_loss=args.source_loss,
             dup=args.dup,
             reorder=args.reorder,
             delay_ms=args.delay_ms,

@@ -24,7 +24,8 @@ class Clock:
 
 def make_link(member_id: int, role: str = "producer", **params: object) -> Link:
     """A Link in the seed profile (heartbeat 200 ms, window 20, retention 3)."""
-    settings: dict[str, object] = {"profile": "seed", "role": role, **params}
+    # The RFC's values, our random nak wait off (exact times), as tests/mtp/core_harness.py.
+    settings: dict[str, object] = {"profile": "seed", "role": role, "nak_spread": 0.0, **params}
     return Link(
         member_id, EventQueue(clock=Clock()), random.Random(7), params_from_mapping(settings)
     )

@@ -38,7 +38,9 @@ from whiteboard.transport.interface import Address
 
 # The report's values, except that an eligible station answers a join at once (no random
 # answer_spread): the tests that are about answering stay exact; test_core_join tests the spread.
-SEED_PROFILE: dict[str, object] = {"profile": "seed", "answer_spread": 0.0}
+# The report's values with our random delays off, so that hand-driven tests see exact times
+# (answer_spread; nack_delay, which the seed profile sets for NACK suppression, issue 18).
+SEED_PROFILE: dict[str, object] = {"profile": "seed", "answer_spread": 0.0, "nack_delay": 0.0}
 
 # Station identifiers used by the hand-driven tests (any non-zero 32-bit numbers).
 A, B, C, D, J = 0xA1, 0xB2, 0xC3, 0xD4, 0x55

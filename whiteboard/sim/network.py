@@ -7,7 +7,10 @@ No wall clock is read.
 Each datagram to each receiver is impaired independently (IP multicast loses per receiver):
 loss, duplication, reordering (an extra random delay that lets later datagrams overtake), a
 base delay with jitter, and partitions (sets of stations that cannot hear each other until
-healed). Stations can crash (all state lost, in-flight datagrams to them dropped) and restart.
+healed). A share of each sender's datagrams may also be lost at the sender, before the
+network (``source_loss``: its link or its host's queue), so that every receiver misses them
+together, the case a NACK suppression scheme is built for. Stations can crash (all state
+lost, in-flight datagrams to them dropped) and restart.
 """
 
 from __future__ import annotations
@@ -31,9 +34,12 @@ class Impairment:
     delay_ms: float = 1.0  # one-way base delay
     jitter_ms: float = 0.0  # uniform extra delay in [0, jitter)
     reorder_ms: float = 20.0  # the hold-back of a reordered datagram, uniform in [0, reorder_ms)
+    # Probability a datagram is lost at its sender, before the network: no receiver gets it
+    # (the sender still hears its own multicast, looped back in its host).
+    source_loss: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("loss", "dup", "reorder"):
+        for name in ("loss", "dup", "reorder", "source_loss"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a probability in [0, 1], got {value}")
@@ -47,6 +53,7 @@ class NetworkStats:
     datagrams_sent: int = 0
     datagrams_delivered: int = 0
     losses_injected: int = 0
+    source_losses_injected: int = 0  # datagrams dropped at their sender (every receiver)
     duplicates_injected: int = 0
     reorders_injected: int = 0
     partition_drops: int = 0
@@ -56,6 +63,8 @@ class NetworkStats:
 
 # (sender index, receiver index, the datagram) for every injected loss
 DropObserver = Callable[[int, int, bytes], None]
+# (sender index, the datagram) for every datagram lost at its sender (source_loss)
+SourceDropObserver = Callable[[int, bytes], None]
 
 
 class SimStation:
@@ -178,12 +187,15 @@ class SimNetwork:
         self.stats = NetworkStats()
         self.stations: list[SimStation] = []
         self._rng = random.Random(f"network:{seed}")
+        # Source losses draw from their own stream: the per-receiver draws stay as they are.
+        self._source_rng = random.Random(f"source:{seed}")
         self._queue: list[tuple[float, int, Callable[[], object]]] = []
         self._sequence = 0
         self._links: dict[tuple[int, int], Impairment] = {}
         self._partition: dict[int, int] | None = None  # station index -> component
         self._by_address: dict[Address, SimStation] = {}
         self.drop_observers: list[DropObserver] = []
+        self.source_drop_observers: list[SourceDropObserver] = []
         self.events_processed = 0
 
     # -- building ----------------------------------------------------------------------------
@@ -289,13 +301,14 @@ class SimNetwork:
                 f"allows {self.mtu}"
             )
         self.stats.datagrams_sent += 1
+        lost_at_source = self._lost_at_source(sender, data)
         if dest is None:
             # IP_MULTICAST_LOOP: the sender hears its own datagram, unimpaired.
             self._arrive_later(sender, sender, data, self.now)
             for receiver in self.stations:
                 # A host that is down hears nothing: no loss is rolled (or counted) for it.
                 if receiver is not sender and receiver.up:
-                    self._impair(sender, receiver, data)
+                    self._deliver_or_drop(sender, receiver, data, lost_at_source)
         else:
             receiver_or_none = self._by_address.get(dest)
             if receiver_or_none is None:
@@ -303,7 +316,30 @@ class SimNetwork:
             elif not receiver_or_none.up:
                 self.stats.crash_drops += 1
             else:
-                self._impair(sender, receiver_or_none, data)
+                self._deliver_or_drop(sender, receiver_or_none, data, lost_at_source)
+
+    def _lost_at_source(self, sender: SimStation, data: bytes) -> bool:
+        """Whether ``data`` is lost at its sender (``source_loss``: the sender's link or its
+        host's queue), before any receiver's own impairment is drawn. One draw per datagram,
+        from a stream of its own: with no source loss, no draw at all."""
+        share = self.impairment.source_loss
+        if not share or self._source_rng.random() >= share:
+            return False
+        self.stats.source_losses_injected += 1
+        for observer in self.source_drop_observers:
+            observer(sender.index, data)
+        return True
+
+    def _deliver_or_drop(
+        self, sender: SimStation, receiver: SimStation, data: bytes, lost_at_source: bool
+    ) -> None:
+        if not lost_at_source:
+            self._impair(sender, receiver, data)
+            return
+        # Every receiver misses it, as if lost on its own link (recoveries are measured the
+        # same way), but nothing is drawn for it and it is not a per-receiver loss.
+        for observer in self.drop_observers:
+            observer(sender.index, receiver.index, data)
 
     def _impair(self, sender: SimStation, receiver: SimStation, data: bytes) -> None:
         if self._partition is not None and self._partition.get(

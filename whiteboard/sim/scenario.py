@@ -234,6 +234,13 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         network.schedule(draw_start + crash.at, partial(session.crash, crash.station))
     if host_crashes:
         watch.host_crash_at = draw_start + min(host_crashes)
+    nacks_before: list[int] = [0]
+    if config.impairment.source_loss:
+        # NACKs are counted from the first stroke: those of joining are not a stroke's.
+        network.schedule(
+            draw_start,
+            lambda: nacks_before.__setitem__(0, session.counters_total().get("nack_packets", 0)),
+        )
     if workload is None:
         last_draw = session.schedule_draws(config.messages, config.rate, draw_start, everyone)
     else:
@@ -259,6 +266,9 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
             until=until, stop=lambda: network.now >= last_draw and watch.all_have_all()
         )
     result = _summary(config, session, watch, bool(done), recorder)
+    if config.impairment.source_loss:
+        nack_packets = session.counters_total().get("nack_packets", 0) - nacks_before[0]
+        result.update(_source_loss_summary(session, nack_packets))
     if workload is not None:
         result["workload"] = config.workload
         workload.stop()
@@ -272,6 +282,23 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         result["logs"] = [str(path) for path in recorder.finish()]
     result["wall_s"] = round(time.perf_counter() - wall_start, 3)
     return result
+
+
+def _source_loss_summary(session: SimSession, nack_packets: int) -> dict[str, object]:
+    """With --source-loss: how many NACK packets a loss that every receiver shares costs.
+
+    ``source_loss_events`` counts the datagrams lost at their sender that carried a stroke (a
+    data packet, or a repair of one); ``nack_packets`` the NACK (RMP) or nak (MTP) datagrams
+    all members sent, for any reason, from the first stroke until the result (not those of
+    joining); ``nack_packets_per_loss_event`` is their ratio (0 with no event). With --loss 0,
+    every NACK answers a source loss: a lost stroke, or a lost control packet or repair."""
+    events = session.source_data_losses
+    return {
+        "source_losses_injected": session.network.stats.source_losses_injected,
+        "source_loss_events": events,
+        "nack_packets": nack_packets,
+        "nack_packets_per_loss_event": round(nack_packets / events, 4) if events else 0.0,
+    }
 
 
 def _summary(

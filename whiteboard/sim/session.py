@@ -5,6 +5,7 @@ a :class:`~whiteboard.replica.Replica`, and the bookkeeping that scenario result
 from __future__ import annotations
 
 import random
+from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
@@ -23,6 +24,10 @@ from whiteboard.transport.events import (
     Ready,
 )
 from whiteboard.transport.registry import core_factory
+
+# Strokes sent lately, by anyone: a datagram lost at its sender that carries one of them is a
+# data packet (or a repair of one), whoever sent it (RMP repairs another member's packets).
+RECENT_STROKES = 256
 
 # Params for station ``index``: lets MTP make station 0 the master.
 ParamsFor = Callable[[int], Mapping[str, object]]
@@ -91,6 +96,11 @@ class SimSession:
         self._lost: set[tuple[int, bytes]] = set()
         self._delivered: list[set[bytes]] = [set() for _ in range(peers)]
         self.network.drop_observers.append(self._on_drop)
+        # Datagrams lost at their sender (--source-loss) that carried a stroke: the loss
+        # events that NACK suppression is measured against (scenario.py).
+        self.source_data_losses = 0
+        self._recent_strokes: deque[bytes] = deque(maxlen=RECENT_STROKES)
+        self.network.source_drop_observers.append(self._on_source_drop)
         self.on_delivered: Callable[[Peer, Delivered], None] | None = None
         # Hooks for what watches members as an application would (whiteboard/sim/recording.py
         # records their sessions, the collab workload announces their presence). Empty, they
@@ -209,6 +219,7 @@ class SimSession:
 
     def _send(self, peer: Peer, payload: bytes) -> None:
         self.sent_at.setdefault(payload, self.network.now)
+        self._recent_strokes.append(payload)
         peer.station.transport.send(payload)
         self._sent(peer, payload)
 
@@ -246,6 +257,10 @@ class SimSession:
                     self.recoveries_ms.append(latency)
         if self.on_delivered is not None:
             self.on_delivered(peer, event)
+
+    def _on_source_drop(self, sender: int, data: bytes) -> None:
+        if any(payload in data for payload in reversed(self._recent_strokes)):
+            self.source_data_losses += 1
 
     def _on_drop(self, sender: int, receiver: int, data: bytes) -> None:
         # Which payload did the lost datagram carry? Look among the sender's latest payloads
