@@ -42,6 +42,7 @@ _NOTES: dict[str, ParamNote] = {
         "Join requests in all while others are heard but none answers (§5)", 1, 255
     ),
     "passive_join": _N("Listen first, then ask the first active station for the image (§5)"),
+    "batch": _N("Strokes queued behind the next one share its packet (extension)"),
     "image_stall": _N(
         "Ask for the image again after this long without progress (§2.8)", 0.001, 600.0, unit="s"
     ),

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from coreapi import OrderKey
+from rmp.batch import split_batch
 from rmp.context import Shared
-from rmp.wire import NTP_UNIX_OFFSET, RmpPacket, seconds_from_middle32
+from rmp.wire import NTP_UNIX_OFFSET, Batch, RmpPacket, seconds_from_middle32
 
 
 class Delivery:
@@ -21,10 +22,20 @@ class Delivery:
         # §3: ordered by timestamp, then by originator. The 16-bit sequence number breaks the
         # tie between two packets of one sender within 1/65536 s.
         key: OrderKey = (round((seconds + NTP_UNIX_OFFSET) * 65536), origin, packet.seq)
+        final = packet.options[-1] if packet.options else None
+        if not isinstance(final, Batch):
+            self._hand_over(origin, key, seconds, packet.data)
+            return
+        # Our extension (rmp/batch.py): the payloads in their order, each under the packet's
+        # key and its index, so that every replica files them alike.
+        for index, payload in enumerate(split_batch(packet.data, final.count)):
+            self._hand_over(origin, (*key, index), seconds, payload)
+
+    def _hand_over(self, origin: int, key: OrderKey, seconds: float, payload: bytes) -> None:
         late = key < self.last_key
         if late:
             self._s.counters["late_delivered"] += 1
         else:
             self.last_key = key
         self._s.counters["delivered"] += 1
-        self._s.upper.deliver(origin, key, seconds, packet.data, late)
+        self._s.upper.deliver(origin, key, seconds, payload, late)

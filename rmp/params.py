@@ -30,6 +30,9 @@ class RmpParams:
     # asking, with rising join numbers, up to this many tries in all.
     join_tries_when_heard: int = 30
     passive_join: bool = False  # §5: listen, then ask the first active station for the image
+    # Extension (rmp/batch.py): strokes queued behind the next one share its packet (Batch
+    # option 76). Off for a group that must hear RR-2100's wire alone.
+    batch: bool = True
     image_stall: float = 20.0  # no image progress for this long: ask again (answerer gone?)
     # Extension: an eligible answerer waits a random [0, answer_spread) and stands down if it
     # hears another answer for the same joiner (depth estimates may tie).
@@ -131,9 +134,9 @@ def params_from_mapping(params: Mapping[str, object]) -> RmpParams:
             continue
         if key not in known:
             raise ValueError(f"unknown rmp parameter {key!r}")
-        if key == "passive_join":
+        if key in ("passive_join", "batch"):
             if value not in (True, False, 0, 1, "true", "false", "yes", "no"):
-                raise ValueError(f"rmp parameter passive_join must be true or false, got {value!r}")
+                raise ValueError(f"rmp parameter {key} must be true or false, got {value!r}")
             changes[key] = value in (True, 1, "true", "yes")
         elif isinstance(value, bool) or not isinstance(value, int | float):
             raise ValueError(f"rmp parameter {key} must be a number, got {value!r}")

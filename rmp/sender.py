@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 from coreapi import MemberState
 from coreapi.seqnum import to_wire
+from rmp.batch import MAX_BATCH_BYTES, MAX_BATCH_COUNT, framed_size, pack_batch
 from rmp.context import MAX_PACKET, Phase, Shared
 from rmp.image import split_image
 from rmp.ordering import Delivery
 from rmp.remind import Reminder
-from rmp.wire import Data, Image, RmpPacket
+from rmp.wire import Batch, Data, Image, RmpPacket
 
 MAX_PENDING_SENDS = 100_000
 # Seconds of the rate made up at once after a late wake-up (a selector rounds its timeout up
@@ -145,7 +146,11 @@ class Sender:
             # image until its joiner gives up (and asks, and is sent, another).
             if self.sends and (job is None or not self._image_turn):
                 self._image_turn = True
-                self._emit(self.sends.popleft(), None, now)
+                payloads = self._take_batch()
+                if len(payloads) == 1:
+                    self._emit(payloads[0], None, now)
+                else:
+                    self._emit(pack_batch(payloads), None, now, batch=len(payloads))
             else:
                 if job is None:
                     return
@@ -164,12 +169,28 @@ class Sender:
             earliest = max(self.next_send_at, now - PACE_CATCH_UP)
             self.next_send_at = earliest + 1.0 / self._s.params.rate
 
-    def _emit(self, data: bytes, job: ImageJob | None, now: float) -> None:
-        """A new data packet (§2.2): the next S_n, our confirmations, multicast and stored."""
+    def _take_batch(self) -> list[bytes]:
+        """The next queued payload, and those queued behind it that fit one packet with it
+        (rmp/batch.py): under a backlog, several strokes a packet; else one, as Data."""
+        sends = self.sends
+        payloads = [sends.popleft()]
+        size = framed_size(payloads[0])
+        while self._s.params.batch and sends and len(payloads) < MAX_BATCH_COUNT:
+            size += framed_size(sends[0])
+            if size > MAX_BATCH_BYTES:
+                break
+            payloads.append(sends.popleft())
+        return payloads
+
+    def _emit(self, data: bytes, job: ImageJob | None, now: float, batch: int = 0) -> None:
+        """A new data packet (§2.2): the next S_n, our confirmations, multicast and stored;
+        ``batch``: the data part holds that many payloads (rmp/batch.py)."""
         s = self._s
         s.seq += 1
         last = job is not None and not job.parts
-        final: Data | Image = Image(last=last) if job is not None else Data()
+        final: Data | Batch | Image = Batch(batch) if batch else Data()
+        if job is not None:
+            final = Image(last=last)
         confirms, confirmed = self._reminder.confirm_options(MAX_PACKET - 24 - len(data))
         packet = RmpPacket(
             seq=to_wire(s.seq),

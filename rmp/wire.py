@@ -29,6 +29,7 @@ from enum import IntEnum
 from typing import ClassVar, TypeAlias, TypeVar
 
 from coreapi import MAX_INTRODUCTION
+from rmp.batch import batch_problem
 
 RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
 # RR-2100 §2.2: the RTP "content" field "should indicate Reliable Multicast", but no value is
@@ -73,6 +74,8 @@ class OptionType(IntEnum):
     SOURCE = 74
     # [extension] after a Join request: the joiner's introduction follows as the data part.
     INTRO = 75
+    # [extension] like Data, but the data part holds several payloads (rmp/batch.py).
+    BATCH = 76
 
 
 def _label(kind: OptionType) -> str:
@@ -260,6 +263,24 @@ class Data:
 
 
 @dataclass(frozen=True, slots=True)
+class Batch:
+    """Our extension, in place of Data: the data part holds ``count`` payloads, each a 16-bit
+    length and its bytes (rmp/batch.py), delivered in their order (issue 18)."""
+
+    count: int
+
+    TYPE: ClassVar[OptionType] = OptionType.BATCH
+    SIZE: ClassVar[int] = 4
+
+    def __post_init__(self) -> None:
+        _check_uint("count", self.count, 16)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
 class Intro:
     """Our extension: in a join request only, after the Join option; the data part is the
     joiner's introduction (at most MAX_INTRODUCTION bytes, the application's name card), so
@@ -311,14 +332,16 @@ class Retransmit:
         return self.HEAD_SIZE + _padded(self.length)
 
 
-Option: TypeAlias = Join | Nack | NackRange | Confirm | Remind | Image | Data | Intro | Retransmit
+Option: TypeAlias = (
+    Join | Nack | NackRange | Confirm | Remind | Image | Data | Batch | Intro | Retransmit
+)
 _OPTION_TYPES = {int(kind): kind for kind in OptionType}  # a dict lookup: the enum call is slow
 _DATA = Data()  # it has no fields: one instance serves every decoded packet
 _INTRO = Intro()
-_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Intro, Retransmit)
+_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Batch, Intro, Retransmit)
 # The options "indicating the presence of data" (§2.2), and the introduction (ours).
-_CARRIES_DATA = (Data, Image, Intro)
-_MUST_BE_FINAL = (Data, Image, Intro, Retransmit)
+_CARRIES_DATA = (Data, Batch, Image, Intro)
+_MUST_BE_FINAL = (Data, Batch, Image, Intro, Retransmit)
 
 
 def _padded(size: int) -> int:
@@ -362,7 +385,9 @@ class RmpPacket:
             if not isinstance(option, _OPTION_CLASSES):
                 raise TypeError(f"option {index} is a {type(option).__name__}, not an RMP option")
         size = len(self.data) if self.data is not None else None
-        problem = _structure_problem(self.options, size, self.s_bit)
+        problem = _structure_problem(self.options, size, self.s_bit) or _batch_problem(
+            self.options, self.data
+        )
         if problem is not None:
             raise ValueError(problem)
         if self.wire_size > MAX_DATAGRAM:
@@ -428,6 +453,13 @@ def _structure_problem(
     return None
 
 
+def _batch_problem(options: tuple[Option, ...], data: bytes | None) -> str | None:
+    """What is wrong with a Batch packet's data part (its framing), or None."""
+    if not options or not isinstance(options[-1], Batch) or data is None:
+        return None
+    return batch_problem(data, options[-1].count)
+
+
 # --- encoding ------------------------------------------------------------------------------------
 
 
@@ -463,6 +495,8 @@ def _encode_into(packet: RmpPacket, out: bytearray) -> None:
                 out += _SHORT.pack(lead, _FLAG if last else 0, 0, 0)
             case Data() | Intro():
                 out += _SHORT.pack(lead, 0, 0, 0)
+            case Batch(count=count):
+                out += _SHORT.pack(lead, 0, count >> 8, count & 0xFF)
             case Retransmit(source=source, packet=inner):
                 length = inner.wire_size
                 out += _RETRANSMIT.pack(lead, 0, length, source)
@@ -515,6 +549,8 @@ def _decode(view: memoryview, *, embedded: bool) -> RmpPacket:
         options, data, source = _decode_options(view, embedded=embedded)
     options_tuple = tuple(options)
     problem = _structure_problem(options_tuple, len(data) if data is not None else None, s_bit)
+    if problem is None:
+        problem = _batch_problem(options_tuple, data)
     if problem is not None:
         raise RmpDecodeError(problem)
     return _decoded(
@@ -645,6 +681,10 @@ def _decode_option(
         if one & ~_FLAG or two or three:
             raise _padding_error(kind, offset)
         option = _decoded(Image, bool(one & _FLAG))
+    elif kind is OptionType.BATCH:
+        if one:
+            raise _padding_error(kind, offset)
+        option = _decoded(Batch, two << 8 | three)
     else:  # OptionType.DATA, OptionType.INTRO
         if one or two or three:
             raise _padding_error(kind, offset)

@@ -6,9 +6,11 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from coreapi import MAX_INTRODUCTION
+from rmp.batch import pack_batch
 from rmp.wire import (
     FORMAT_RMP,
     MAX_NACK_RANGE,
+    Batch,
     Confirm,
     Data,
     Image,
@@ -26,13 +28,14 @@ u8 = st.integers(0, 0xFF)
 u16 = st.integers(0, 0xFFFF)
 u32 = st.integers(0, 0xFFFF_FFFF)
 payloads = st.binary(max_size=300)
+batch_payloads = st.lists(st.binary(max_size=100), min_size=2, max_size=12)
 
 nacks = st.builds(Nack, u8, u16, u32)
 nack_ranges = st.builds(NackRange, u8, u16, u32, st.integers(1, MAX_NACK_RANGE))
 confirms = st.builds(Confirm, u16, u32)
 controls = st.one_of(nacks, nack_ranges, confirms)  # options that may repeat anywhere
 
-SHAPES = ("control", "data", "image", "retransmit", "join_request", "join_answer")
+SHAPES = ("control", "data", "batch", "image", "retransmit", "join_request", "join_answer")
 
 
 @st.composite
@@ -62,11 +65,15 @@ def packets(draw: st.DrawFn, *, shapes: tuple[str, ...] = SHAPES) -> RmpPacket:
     if shape == "data":
         options.append(Data())
         data = draw(payloads)
+    elif shape == "batch":
+        batch = draw(batch_payloads)
+        options.append(Batch(len(batch)))
+        data = pack_batch(batch)
     elif shape == "image":
         options.append(Image(last=s_bit))
         data = draw(payloads)
     elif shape == "retransmit":
-        options.append(Retransmit(draw(u32), draw(packets(shapes=("data", "image")))))
+        options.append(Retransmit(draw(u32), draw(packets(shapes=("data", "batch", "image")))))
     return RmpPacket(options=tuple(options), data=data, **header)
 
 
@@ -92,6 +99,12 @@ single_option_packets: dict[str, st.SearchStrategy[RmpPacket]] = {
     ),
     "Data": st.builds(
         lambda data: RmpPacket(seq=1, timestamp=2, options=(Data(),), data=data), payloads
+    ),
+    "Batch": st.builds(
+        lambda batch: RmpPacket(
+            seq=1, timestamp=2, options=(Batch(len(batch)),), data=pack_batch(batch)
+        ),
+        batch_payloads,
     ),
     "Intro": st.builds(
         lambda number, data: RmpPacket(

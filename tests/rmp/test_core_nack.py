@@ -290,7 +290,7 @@ def test_s2_7_a_retransmission_is_a_late_reception_delivered_once_without_depth_
 
 
 def test_s2_7_the_retention_store_is_bounded_by_count() -> None:
-    node = ready_node(params={"retention_count": 5, "window": 2})
+    node = ready_node(params={"retention_count": 5, "window": 2, "batch": False})
     for k in range(8):
         node.send(f"stroke {k}".encode(), 5.5)
     node.run_until(6.0)

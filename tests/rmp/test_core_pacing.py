@@ -14,7 +14,7 @@ from tests.rmp.core_harness import A, J, Node, Sent, control_packet, ready_node,
 
 
 def _burst(rate: float, count: int) -> list[float]:
-    node = ready_node(params={"rate": rate})
+    node = ready_node(params={"rate": rate, "batch": False})  # a packet per stroke
     for k in range(count):
         node.send(f"stroke {k}".encode(), 6.0)
     node.run_until(6.0 + 2 * count / rate)
@@ -47,7 +47,7 @@ def test_s5_a_late_wake_up_sends_every_packet_that_fell_due() -> None:
     """A reactor whose timer comes a millisecond late (a selector rounds its timeout up) still
     sends at the rate: what fell due goes at once, up to PACE_CATCH_UP's worth (issue 18)."""
     rate = 4000.0
-    node = ready_node(params={"rate": rate})
+    node = ready_node(params={"rate": rate, "batch": False})  # a packet per stroke
     for k in range(200):
         node.send(f"stroke {k}".encode(), 6.0)
     now = 6.0

@@ -88,7 +88,7 @@ def test_s5_a_closed_send_window_holds_data_and_hurries_the_reminder() -> None:
 
 
 def test_s2_8_image_parts_and_drawings_take_turns_the_last_part_marked() -> None:
-    sending = Sending(rate=100.0, image_part=64)
+    sending = Sending(rate=100.0, image_part=64, batch=False)  # a packet per stroke
     sending.ctx.station(B)
     sending.part.start_image(B, b"s" * 100, 1.0)  # two parts
     sending.part.queue(b"d1", 1.0)

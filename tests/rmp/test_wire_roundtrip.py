@@ -43,6 +43,7 @@ def test_the_single_option_strategies_cover_every_option_type() -> None:
         "Remind",
         "Image",
         "Data",
+        "Batch",
         "Intro",
         "Retransmit",
     }
