@@ -32,6 +32,7 @@ Goals (issue 18, printed next to the figures, measured not asserted): RMP and MT
 strokes/s per receiver 1 -> 3 at 0% (>= 25% of raw Python), >= 10,000 at 5%; our raw >= 50% of
 raw Python; receive CPU <= 10 µs per stroke; latency p50 within 2x raw Python (raw, RMP), <= 2
 heartbeats (MTP); late join <= 1 s. Not part of the test suite. --json prints one JSON object.
+The figures, before and after, with the machine's load: docs/performance.md.
 """
 
 from __future__ import annotations
