@@ -85,8 +85,11 @@ class Members:
             return
         s = self._s
         s.counters["packets_given_up"] += len(station.missing)
-        if station.stranger:
-            return  # nothing of it ever came in sequence (a phantom?): counted, not announced
+        if station.stranger and not station.delivered_ahead:
+            # Nothing of it ever came in sequence nor was delivered (a phantom?): counted, not
+            # announced. One whose packets we delivered at WI expiry (§2.3; its first ones lost
+            # to us all) is real: others may hold what we miss (campaign seed 405, issue 18).
+            return
         s.upper.failure(
             f"{len(station.missing)} drawing packet(s) from member {station.ident:08x} could "
             "not be recovered before it was forgotten"
