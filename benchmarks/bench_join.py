@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -66,12 +67,19 @@ def report(process: subprocess.Popen[str], name: str) -> dict[str, Any]:
     return result
 
 
-def one_run(transport: str, board_file: Path, strokes: int) -> dict[str, Any]:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def one_run(transport: str, board_file: Path, strokes: int, params: list[str]) -> dict[str, Any]:
     rng = random.SystemRandom()
+    cpu_before = _children_cpu()
+    extra = [arg for param in params for arg in ("--param", param)]
     group = f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}:{rng.randrange(20000, 32768)}"
     roles = ("--role", "master") if transport == "mtp" else ()
     holder = peer(
-        transport, group, "holder", "--board", str(board_file), *roles,
+        transport, group, "holder", "--board", str(board_file), *roles, *extra,
         "--duration", str(RUN_CAP_S),
     )  # fmt: skip
     try:
@@ -79,14 +87,16 @@ def one_run(transport: str, board_file: Path, strokes: int) -> dict[str, Any]:
         roles = ("--role", "consumer") if transport == "mtp" else ()
         started = time.perf_counter()
         joiner = peer(
-            transport, group, "joiner", *roles, "--until-delivered", str(strokes),
+            transport, group, "joiner", *roles, *extra, "--until-delivered", str(strokes),
             "--linger", "0", "--duration", str(RUN_CAP_S),
         )  # fmt: skip
         late = report(joiner, "joiner")
         spawn_to_board_s = time.perf_counter() - started
+        joiner_cpu_s = _children_cpu() - cpu_before
     finally:
         holder.terminate()  # it leaves properly on SIGTERM and prints its report
     held = report(holder, "holder")
+    holder_cpu_s = _children_cpu() - cpu_before - joiner_cpu_s
     counters = held["counters"]
     return {
         "transport": transport,
@@ -95,8 +105,12 @@ def one_run(transport: str, board_file: Path, strokes: int) -> dict[str, Any]:
         "spawn_to_board_s": round(spawn_to_board_s, 3),
         "delivered": late["delivered_total"],
         "same_hash": late["board_hash"] == held["board_hash"],
-        "image_state_bytes": counters.get("image_state_bytes"),
-        "image_bytes_sent": counters.get("image_bytes_sent"),
+        # CPU seconds (user + system) of each whole process, start-up and leaving included.
+        "joiner_cpu_s": round(joiner_cpu_s, 3),
+        "holder_cpu_s": round(holder_cpu_s, 3),
+        # rmp: image_*; mtp: state_* (the board message, TR §3.4).
+        "image_state_bytes": counters.get("image_state_bytes", counters.get("state_bytes")),
+        "image_bytes_sent": counters.get("image_bytes_sent", counters.get("state_bytes_sent")),
         "image_parts_sent": counters.get("image_parts_sent", counters.get("state_packets_sent")),
         "failures": late["failures"] + held["failures"],
     }
@@ -107,6 +121,13 @@ def main() -> None:
     parser.add_argument("--strokes", type=int, default=10_000)
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--transports", default="rmp,mtp")
+    parser.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="T:NAME=VALUE",
+        help="a transport parameter for transport T's members (repeatable), e.g. mtp:window=128",
+    )
     parser.add_argument("--json", action="store_true", help="one JSON line per run")
     args = parser.parse_args()
     print(f"load: {os.getloadavg()} (uptime: {subprocess.getoutput('uptime').strip()})")
@@ -120,7 +141,8 @@ def main() -> None:
         save_board(board_file, board)
         for rep in range(args.reps):
             for transport in transports:
-                run = one_run(transport, board_file, args.strokes)
+                params = [p.split(":", 1)[1] for p in args.param if p.startswith(transport + ":")]
+                run = one_run(transport, board_file, args.strokes, params)
                 runs[transport].append(run)
                 print(json.dumps(run) if args.json else f"rep {rep + 1}: {run}", flush=True)
     for transport, done in runs.items():
