@@ -107,7 +107,11 @@ class Sender:
             # until it is suspected (issue 17). The store (retention_count, well above the
             # window) still keeps our packets for a station that only listens.
             self._floor = min(
-                (t.confirmed_mine for t in s.stations.proven() if t.state is MemberState.ACTIVE),
+                (
+                    t.confirmed_mine
+                    for t in s.stations.proven()
+                    if t.state is MemberState.ACTIVE
+                ),
                 default=None,
             )
             self._floor_version = version
