@@ -43,7 +43,7 @@ COUNTERS = (
     "images_sent",
     "image_parts_sent",
     # Issue 18: the board states given to joiners, as the application gave them and as sent
-    # packed (coreapi/boardstate.py), and images of ours refused whole (corrupt, a bomb).
+    # packed (coreapi/boardstate.py), and images given to us refused whole (corrupt, a bomb).
     "image_state_bytes",
     "image_bytes_sent",
     "images_refused",
