@@ -18,11 +18,7 @@ from collections.abc import Mapping
 from coreapi import Address, MemberState, Outgoing, UpperLayer
 from mtp.departure import Departure
 from mtp.failover import Failover
-from mtp.framing import (
-    STATE_SUBCHANNEL,
-    FramingError,
-    decode_state,
-)
+from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_state
 from mtp.joining import Joining
 from mtp.link import Link, Phase
 from mtp.master import Grant, Member
@@ -507,7 +503,8 @@ class MtpCore:
             return True
         try:
             master_number, state = decode_state(body)
-        except FramingError as exc:
+        except FramingError as exc:  # corrupt, cut short, a bomb: counted, said, rejoined
+            self._link.counters["states_refused"] += 1
             self.rejoin(f"the board sent by the mtp master is unusable ({exc}): rejoining", now)
             return False
         self._receiver.drop(number)

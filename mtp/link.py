@@ -72,6 +72,13 @@ COUNTERS = (
     "status_conflicts",
     "hibernations",
     "parameter_changes",
+    # Issue 18: boards given to joiners (TR §3.4), as the application gave them, as sent
+    # (the message's bytes: the board packed, coreapi/boardstate.py) and in packets; and
+    # boards given to us that would not unpack (corrupt, cut short, a bomb), refused.
+    "state_bytes",
+    "state_bytes_sent",
+    "state_packets_sent",
+    "states_refused",
 )
 
 TRANSPORT_TYPES = {"nxn": TransportType.N_X_N, "1xn": TransportType.ONE_X_N}

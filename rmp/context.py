@@ -44,6 +44,11 @@ COUNTERS = (
     "join_answers_sent",
     "images_sent",
     "image_parts_sent",
+    # Issue 18: the board states given to joiners, as the application gave them and as sent
+    # packed (coreapi/boardstate.py), and images given to us refused whole (corrupt, a bomb).
+    "image_state_bytes",
+    "image_bytes_sent",
+    "images_refused",
     "repairs_unavailable",
     "packets_given_up",
     "members_refused",

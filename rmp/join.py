@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from coreapi import MemberState
 from coreapi.seqnum import to_wire, unwrap
 from rmp.context import Phase, Shared
-from rmp.image import ImageAssembly, ImageError, image_owner
+from rmp.image import ImageAssembly, ImageError, StateFormatError, image_owner
 from rmp.ordering import Delivery
 from rmp.sequencing import Sequencer
 from rmp.stations import Station, Waiting
@@ -121,10 +121,7 @@ class Joiner:
             # again; another station will answer (§2.8, §2.6: "if the first station on the
             # virtual queue left the group").
             s.upper.protocol_event("image_stalled", {"answerer": self.answerer or 0})
-            self._links.enter(Phase.JOINING)
-            self.answerer = None
-            self.image = None
-            self.send_join(now, None)
+            self._ask_again(now)
             return
         if s.phase is not Phase.JOINING or self.next_join_at is None:
             return
@@ -254,9 +251,33 @@ class Joiner:
             self._s.send_control(confirm, station.address, now)
             self._s.counters["confirms_sent"] += 1
         if done:
-            self._s.upper.board_state_received(self.image.state())
-            self.image = None
-            self.become_ready(now, alone=False)
+            self._image_done(self.image, now)
+
+    def _image_done(self, image: ImageAssembly, now: float) -> None:
+        """The last part is in: the board, unpacked, then READY. An image that will not unpack
+        (corrupt, cut short, a decompression bomb: coreapi/boardstate.py) is refused, counted
+        and reported, and we ask again, as for an answerer gone quiet (§2.8)."""
+        s = self._s
+        self.image = None
+        try:
+            state = image.state()
+        except StateFormatError as exc:
+            s.counters["images_refused"] += 1
+            s.upper.protocol_event("image_refused", {"answerer": self.answerer or 0})
+            s.upper.failure(
+                f"the board image from member {self.answerer or 0:08x} was "
+                f"refused: {exc}; asking again"
+            )
+            self._ask_again(now)
+            return
+        s.upper.board_state_received(state)
+        self.become_ready(now, alone=False)
+
+    def _ask_again(self, now: float) -> None:
+        self._links.enter(Phase.JOINING)
+        self.answerer = None
+        self.image = None
+        self.send_join(now, None)
 
     def become_ready(self, now: float, alone: bool) -> None:
         s = self._s

@@ -209,6 +209,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="send no presence (name and colour, as the app sends on joining and every few "
         "seconds): the protocol's traffic alone, for measurements",
     )
+    peer.add_argument(
+        "--board",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="start with the board of this file (.wbd), as a member that has been in the "
+        "session a long time: what a late joiner is given",
+    )
     peer.add_argument("--tx-loss", type=_probability, default=0.0)
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
@@ -310,6 +318,7 @@ def _run_peer(args: argparse.Namespace) -> int:
         params=params,
         log_dir=args.log_dir,
         record=not args.no_log,
+        board=args.board,
     )
     _print(run_peer(config), args.json)
     return 0

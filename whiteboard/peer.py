@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from whiteboard.board import Change, encode_op
-from whiteboard.board.files import describe_os_error
+from whiteboard.board.files import BoardFileError, describe_os_error, open_board
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
 from whiteboard.net.runtime import NetConfig, open_transport
@@ -64,6 +64,9 @@ class PeerConfig:
     params: Mapping[str, object] = field(default_factory=dict)
     record: bool = True  # write a session log (docs/session-log.md)
     log_dir: Path | None = None  # None: WHITEBOARD_LOG_DIR, else the app's data folder
+    # A board file (.wbd) this member holds before it joins, as one that has been in the
+    # session a long time: what a late joiner is given (benchmarks/bench_join.py).
+    board: Path | None = None
 
     def __post_init__(self) -> None:
         if self.send < 0:
@@ -81,6 +84,11 @@ class HeadlessPeer:
         self.config = config
         self.reactor = SelectorReactor()
         self.replica = Replica()
+        if config.board is not None:
+            try:
+                self.replica.board = open_board(config.board).board
+            except BoardFileError as exc:
+                raise ValueError(str(exc)) from None
         self.failures: list[str] = []
         self.members: dict[int, MemberState] = {}
         self.sent = 0

@@ -4,10 +4,12 @@ s on subchannel 1)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import random
+from collections.abc import Callable, Mapping
 
 import pytest
 
+from coreapi.boardstate import StateFormat
 from mtp.core import Phase
 from mtp.framing import STATE_SUBCHANNEL, decode_state, encode_state, split
 from mtp.wire import (
@@ -87,11 +89,15 @@ def _board_packets(
     master_number: int | None = None,
     statuses: Mapping[int, MessageStatus] | None = None,
     unit: int = 1400,
+    form: StateFormat = StateFormat.RAW,
+    damage: Callable[[bytes], bytes] | None = None,
 ) -> list[MtpPacket]:
     """The master's board message: ``state`` as message ``message`` on subchannel 1, the
-    sync flag on its first packet (TR §3.4; docs/mtp.md)."""
+    sync flag on its first packet (TR §3.4; docs/mtp.md). Unpacked by default, as a master
+    before issue 18 sent it (still taken): the tests here count its packets by its size."""
     number = message if master_number is None else master_number
-    parts = split(encode_state(number, state), unit)
+    body = encode_state(number, state, form=form)
+    parts = split(body if damage is None else damage(body), unit)
     packets = []
     for index, part in enumerate(parts):
         last = index == len(parts) - 1
@@ -516,7 +522,8 @@ def test_tr3_4_the_board_goes_out_as_message_s_on_subchannel_1_sync_on_its_first
     (confirm,) = master.named("join[confirm]", mark)
     s = confirm.packet.header.acceptance.message_seq
     (request,) = master.requests()
-    state = bytes(range(256)) * 12  # 3,072 bytes: three packets of 1,400
+    # 3,072 bytes zlib cannot shrink, 3,087 packed: three packets of 1,400
+    state = random.Random(1).randbytes(3072)
     master.provide(request, state, 2.06)
     board = [x for x in master.sent_after(mark) if x.packet.packet_type is PacketType.DATA]
     assert [x.name for x in board] == ["data[data]", "data[data]", "data[eom]"]
@@ -529,7 +536,10 @@ def test_tr3_4_the_board_goes_out_as_message_s_on_subchannel_1_sync_on_its_first
     body = b"".join(x.packet.body for x in board)  # type: ignore[misc]
     assert decode_state(body) == (s, state)
     (sending,) = master.protocol_events("state_sending")
-    assert sending.fields == {"message": s, "bytes": len(state), "packets": 3}
+    assert sending.fields == {"message": s, "bytes": len(state), "sent": 3101, "packets": 3}
+    counters = master.core.counters()
+    assert (counters["state_bytes"], counters["state_bytes_sent"]) == (3072, 3101)
+    assert counters["state_packets_sent"] == 3
     # The master holds every packet of its own message: s is accepted at once, and tokens
     # flow again.
     assert master.core.status(s) is ACCEPTED and s not in master.core.grants
@@ -560,6 +570,80 @@ def test_tr3_4_a_joiner_gets_the_board_before_anything_newer_and_later_messages_
     (later,) = node.deliveries()
     assert (later.payload, later.order_key, later.origin) == (b"newer", (s + 1, 0), P1)
     assert node.core.phase is Phase.READY and node.failures() == []
+
+
+def test_tr3_4_a_packed_board_is_unpacked_for_the_joiner() -> None:
+    state = b"stroke " * 3000  # 21,000 bytes: one packet, packed (coreapi/boardstate.py)
+    node = Node(P2, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P2, 5), 0.01)
+    (packet,) = _board_packets(5, state, form=StateFormat.ZLIB)
+    node.receive(packet, 0.02)
+    node.receive(empty(MASTER, 6, statuses={5: ACCEPTED}), 0.03)
+    assert node.states_received() == [state] and node.core.phase is Phase.READY
+
+
+def _length_fixed(body: bytes) -> bytes:
+    """A board message whose header's length matches the bytes it holds (no verdicts)."""
+    return body[:8] + (len(body) - 14).to_bytes(4, "big") + body[12:]
+
+
+def _cut(body: bytes) -> bytes:
+    return _length_fixed(body[:-40])
+
+
+def _flipped(body: bytes) -> bytes:
+    return body[:40] + bytes([body[40] ^ 0xFF]) + body[41:]
+
+
+def _bomb(body: bytes) -> bytes:
+    """The packed 4 MiB of zeros claimed as 1 MiB: it inflates past its claim."""
+    return body[:14] + (1 << 20).to_bytes(4, "big") + body[18:]
+
+
+@pytest.mark.parametrize(
+    ("state", "damage", "reason"),
+    [
+        (random.Random(1).randbytes(2000), _cut, "cut short"),
+        (random.Random(1).randbytes(2000), _flipped, "corrupt"),
+        (bytes(4 << 20), _bomb, "inflates past"),
+    ],
+)
+def test_tr3_4_a_packed_board_that_will_not_unpack_is_refused_counted_and_rejoined(
+    state: bytes, damage: Callable[[bytes], bytes], reason: str
+) -> None:
+    node = Node(P2, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P2, 5), 0.01)
+    for packet in _board_packets(5, state, form=StateFormat.ZLIB, damage=damage):
+        node.receive(packet, 0.02)
+    node.receive(empty(MASTER, 6, statuses={5: ACCEPTED}), 0.03)
+    assert node.states_received() == []
+    assert node.core.counters()["states_refused"] == 1
+    (failure,) = node.failures()
+    assert "board sent by the mtp master is unusable" in failure and reason in failure
+    assert node.core.phase is Phase.JOINING  # it asks to join again, board and all
+
+
+def test_tr3_4_a_joiner_draws_at_the_instant_its_board_is_in() -> None:
+    """Issue 18: nothing between the board and drawing. A stroke drawn while the board is on
+    its way is held; the master's verdict that completes the board (its message s accepted)
+    makes the member READY and asks for a transmit token for the stroke (§3.2.1) at that same
+    instant. (RMP: test_core_join's test_s2_8_the_joiner_may_not_send_until_the_image_is_complete
+    sends its early stroke at the instant of the last image part.)"""
+    node = Node(P2, {"role": "producer"})
+    node.start(0.0)
+    node.receive(join_confirm(MASTER, P2, 5), 0.01)
+    node.send(b"early", 0.015)
+    for packet in _board_packets(5, random.Random(1).randbytes(2000), form=StateFormat.ZLIB):
+        node.receive(packet, 0.02)
+    mark = len(node.sent)
+    assert node.named("token[request]") == [] and not node.is_ready()
+    node.receive(empty(MASTER, 6, statuses={5: ACCEPTED}), 0.03)
+    events = [type(e) for e in node.events if isinstance(e, BoardStateReceived | Ready)]
+    assert events == [BoardStateReceived, Ready] and node.core.phase is Phase.READY
+    (request,) = node.named("token[request]", since=mark)
+    assert request.at == 0.03
 
 
 def test_tr3_4_a_joiner_adopts_the_masters_unbounded_numbering_from_the_board() -> None:

@@ -7,6 +7,7 @@ producer cannot; a member that even the master cannot repair reports it and rejo
 from __future__ import annotations
 
 import itertools
+import random
 from collections.abc import Callable, Iterable, Mapping
 from ipaddress import IPv4Address
 
@@ -432,7 +433,7 @@ def test_the_board_is_repaired_on_subchannel_1_with_its_sync_flag() -> None:
     (request,) = master.requests()
     (confirm,) = master.named("join[confirm]")
     s = confirm.packet.header.acceptance.message_seq
-    master.provide(request, bytes(4000), 2.15)
+    master.provide(request, random.Random(1).randbytes(4000), 2.15)  # three packets, packed
     originals = {ident(x): x for x in data_sent(master)}
     assert len(originals) == 3
     master.run_until(2.5)

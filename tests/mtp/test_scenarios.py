@@ -268,6 +268,9 @@ def test_a_late_joiner_gets_a_2000_stroke_board_before_anything_newer(loss: floa
 
     sending = protocol_events(log, 0, "state_sending")
     assert sending, "the master never sent a board"
+    # Packed (coreapi/boardstate.py): a board of strokes goes in well under half its bytes.
+    fields = sending[-1].fields
+    assert int(fields["sent"]) < 0.5 * int(fields["bytes"]), fields
     board_message = int(sending[-1].fields["message"])
     accepted = {int(e.fields["message"]) for e in protocol_events(log, 0, "message_accepted")}
     assert board_message in accepted, f"the master never accepted the board {board_message}"

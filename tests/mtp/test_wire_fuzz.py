@@ -9,6 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coreapi.boardstate import StateFormat
+from mtp.framing import (
+    MAX_STATE_BYTES,
+    FramingError,
+    decode_state,
+    decode_verdicts,
+    encode_state,
+    state_format,
+)
 from mtp.wire import MAX_DATAGRAM, MtpDecodeError, MtpPacket, decode, encode
 from tests.fuzzing import mutated as shared_mutated
 from tests.mtp.strategies import packets
@@ -90,3 +99,32 @@ def test_every_proper_prefix_is_caught_or_is_itself_canonical(
 def test_datagrams_beyond_the_udp_maximum_are_refused_before_parsing() -> None:
     with pytest.raises(MtpDecodeError, match="exceeds the maximum 65507"):
         decode(bytes(MAX_DATAGRAM + 1))
+
+
+# -- the board message's client bytes (mtp/framing.py, TR §3.4), its board packed --------------
+
+board_messages = st.builds(
+    lambda number, state, verdicts, form: encode_state(number, state, verdicts, form),
+    st.integers(0, 2**64 - 1),
+    st.binary(max_size=600),
+    st.lists(st.booleans(), max_size=40),
+    st.sampled_from(list(StateFormat)),
+)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.binary(max_size=200), shared_mutated(board_messages)))
+def test_board_messages_decode_or_raise_only_the_framing_error(data: bytes) -> None:
+    try:
+        _, state = decode_state(data)
+    except FramingError:
+        return
+    assert len(state) <= MAX_STATE_BYTES
+
+
+@given(board_messages)
+def test_board_messages_round_trip(data: bytes) -> None:
+    number, state = decode_state(data)
+    assert (
+        encode_state(number, state, decode_verdicts(data), StateFormat(state_format(data))) == data
+    )

@@ -54,6 +54,12 @@ def addr_of(ident: int) -> Address:
 # -- packets ------------------------------------------------------------------------------------
 
 
+def incompressible(size: int, seed: int = 1) -> bytes:
+    """``size`` bytes that zlib cannot shrink: an image of them is packed (coreapi/boardstate.py)
+    to ``size`` + 15 bytes, so a test knows how many parts it makes."""
+    return random.Random(seed).randbytes(size)
+
+
 def payload_of(source: int, seq: int) -> bytes:
     return f"payload {source:x}/{seq}".encode()
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from coreapi.boardstate import StateFormat, unpack_state
 from rmp.core import Phase
 from rmp.image import FRAME, split_image
 from rmp.wire import Confirm, Data, Image, Join, RmpPacket, ntp_middle32
@@ -18,6 +19,7 @@ from tests.rmp.core_harness import (
     control_packet,
     core_of,
     data_packet,
+    incompressible,
     payload_of,
     ready_node,
     rmp_session,
@@ -106,7 +108,7 @@ def test_s2_8_the_station_within_the_join_number_answers_with_all_last_sequence_
     node.receive(_join_request(J, 1, 7.0), 7.0)
     (request,) = node.requests()
     mark = len(node.sent)
-    state = bytes(range(256)) * 10
+    state = incompressible(2560)  # packed to 2,575 bytes: three parts of 1,024 at most
     node.provide(request, state, 7.0)
     node.run_until(7.5)
     sent = node.sent_after(mark)
@@ -122,7 +124,8 @@ def test_s2_8_the_station_within_the_join_number_answers_with_all_last_sequence_
     # (Confirmations may ride on them, as on every data packet: §2.3.)
     assert [s.packet.options[-1] for s in parts] == [Image(False), Image(False), Image(True)]
     assert [s.packet.s_bit for s in parts] == [False, False, True]
-    assert b"".join(s.packet.data[FRAME.size :] for s in parts) == state
+    packed = b"".join(s.packet.data[FRAME.size :] for s in parts)
+    assert unpack_state(StateFormat.ZLIB, packed, len(state)) == state
     assert all(s.dest is None for s in parts)
 
 

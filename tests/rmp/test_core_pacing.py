@@ -10,7 +10,16 @@ import pytest
 
 from rmp.sender import PACE_CATCH_UP
 from rmp.wire import Confirm, Image, Join, RmpPacket, ntp_middle32
-from tests.rmp.core_harness import A, J, Node, Sent, control_packet, ready_node, rmp_session
+from tests.rmp.core_harness import (
+    A,
+    J,
+    Node,
+    Sent,
+    control_packet,
+    incompressible,
+    ready_node,
+    rmp_session,
+)
 
 
 def _burst(rate: float, count: int) -> list[float]:
@@ -66,7 +75,8 @@ def _answer_a_join(window: int, parts: int) -> Node:
     node.send(b"own", 5.5)  # depth 0: we answer join number 0
     node.receive(RmpPacket(seq=0, timestamp=ntp_middle32(6.0), options=(Join(0),), source=J), 6.0)
     (request,) = node.requests()
-    state = bytes(64 * parts - 12)  # `parts` slices of 64 bytes (image_part), the last shorter
+    # Packed to 64 * (parts - 1) + 15 bytes: `parts` slices of 64 (image_part), the last shorter.
+    state = incompressible(64 * (parts - 1))
     node.provide(request, state, 6.0)
     return node
 

@@ -13,6 +13,7 @@ from tests.rmp.core_harness import (
     Node,
     control_packet,
     data_packet,
+    incompressible,
     payload_of,
     ready_node,
 )
@@ -72,7 +73,7 @@ def test_s2_1_image_parts_are_new_data_and_advance_the_sequence_number() -> None
     node.send(b"drawn", 5.5)  # S_n = 1
     node.receive(RmpPacket(seq=0, timestamp=ntp_middle32(6.0), options=(Join(0),), source=J), 6.0)
     (request,) = node.requests()
-    node.provide(request, b"x" * 2500, 6.0)  # three image parts of 1024 bytes at most
+    node.provide(request, incompressible(2500), 6.0)  # three image parts of 1024 bytes at most
     node.run_until(6.5)
     node.send(b"after", 7.0)
     data = [s for s in node.sent if s.is_data and s.remind is None]

@@ -3,15 +3,16 @@ heard, named, suspected, forgotten), driven alone: no core, no packets."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from coreapi import MemberState
 from rmp.members import Members
-from rmp.stations import MAX_STATIONS, StationList
+from rmp.stations import MAX_STATIONS, Missing, StationList
 from tests.rmp.core_harness import A, B, C, D, J, addr_of
 from tests.rmp.parts import Context
-from whiteboard.transport.events import MemberChanged
+from whiteboard.transport.events import Failure, MemberChanged
 
 
 def depths(stations: StationList) -> dict[int, int]:
@@ -208,3 +209,21 @@ def test_the_proven_stations_are_those_taken_in_sequence_and_still_listed() -> N
     assert sorted(s.ident for s in stations.proven()) == [A, C]
     stations.remove(C)
     assert [s.ident for s in stations.proven()] == [A]
+
+
+@pytest.mark.parametrize(("delivered", "announced"), [(set(), False), ({4, 6}, True)])
+def test_a_stranger_forgotten_with_packets_missing_is_announced_if_any_were_delivered(
+    delivered: set[int], announced: bool
+) -> None:
+    """Campaign seed 405 (issue 18): a station whose first packets all were lost to us, its
+    later ones delivered at WI expiry (§2.3), crashed; forgotten, its missing packets were only
+    counted, as a phantom's are, and two members' boards differed with neither told."""
+    ctx, part, _ = members(suspect_after=20.0, forget_after=60.0)
+    station = part.heard(A, 0.0, addr_of(A))
+    assert station is not None and station.stranger  # none of it taken in sequence
+    station.missing = {seq: Missing(0.0, 1.0) for seq in (1, 2, 3, 5)}
+    station.delivered_ahead = delivered
+    part.watch(60.0)
+    assert ctx.shared.counters["packets_given_up"] == 4
+    failures = [e for e in ctx.drain() if isinstance(e, Failure)]
+    assert len(failures) == (1 if announced else 0), failures

@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import random
+import struct
+import tracemalloc
+import zlib
+
+from coreapi.boardstate import StateFormat, pack_state
 from rmp.answer import Answer, AnswerLinks, JoinAnswers
 from rmp.context import Phase
 from rmp.image import split_image
@@ -54,8 +60,16 @@ def join_numbers(joining: Joining) -> list[tuple[int, object]]:
     return [(join.join_number, to) for join, to in joins]
 
 
-def image_packets(source: int, first_seq: int, state: bytes, joiner: int = J) -> list[RmpPacket]:
-    parts = split_image(joiner, state, 1024)
+def image_packets(
+    source: int,
+    first_seq: int,
+    state: bytes,
+    joiner: int = J,
+    form: StateFormat = StateFormat.RAW,
+) -> list[RmpPacket]:
+    """The image of ``state``, as is by default (as members before issue 18 sent it, still
+    taken: the tests here count its parts by its size), or already packed in ``form``."""
+    parts = split_image(joiner, state, 1024, form)
     last = len(parts) - 1
     return [
         RmpPacket(
@@ -261,3 +275,67 @@ def test_no_second_answer_while_an_image_is_on_its_way_or_before_ready() -> None
     answering.ctx.shared.phase = Phase.IMAGE
     answering.part.on_request(joiner, Join(255), 1.0)
     assert answering.requests() == [] and answering.part.due == {}
+
+
+# -- the packed image (ours, issue 18: coreapi/boardstate.py) ------------------------------------
+
+
+def _receive_image(joining: Joining, packed: bytes) -> list[object]:
+    a = joining.ctx.station(A)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4)), 0.5)
+    for index, packet in enumerate(image_packets(A, 5, packed, form=StateFormat.ZLIB)):
+        a.last_valid = 5 + index
+        joining.part.on_image_part(a, packet, 0.7 + index / 10)
+    return list(joining.ctx.drain())
+
+
+def test_a_packed_image_is_unpacked_into_the_board() -> None:
+    state = b"stroke " * 2000
+    packed = pack_state(state)
+    assert len(packed) < 1024  # one part for 14,000 bytes
+    joining = Joining(Phase.JOINING)
+    events = _receive_image(joining, packed)
+    assert BoardStateReceived(state) in events and Ready() in events
+    assert joining.phases == [Phase.IMAGE, Phase.READY]
+
+
+def _assert_refused(joining: Joining, events: list[object], reason: str) -> None:
+    assert not [e for e in events if isinstance(e, BoardStateReceived | Ready)]
+    (failure,) = [e for e in events if isinstance(e, Failure)]
+    assert "board image from member" in failure.reason and reason in failure.reason
+    assert "asking again" in failure.reason
+    assert joining.ctx.shared.counters["images_refused"] == 1
+    assert [e.fields for e in joining.ctx.protocol_events("image_refused")] == [{"answerer": A}]
+    # Asked again at once, as for an answerer gone quiet (§2.8).
+    assert joining.phases == [Phase.IMAGE, Phase.JOINING] and joining.part.image is None
+    assert [p.options[0] for p, _ in joining.ctx.sent() if isinstance(p.options[0], Join)]
+
+
+def test_a_corrupt_packed_image_is_refused_counted_reported_and_asked_again() -> None:
+    packed = bytearray(pack_state(b"stroke " * 2000))
+    packed[20] ^= 0xFF
+    joining = Joining(Phase.JOINING)
+    _assert_refused(joining, _receive_image(joining, bytes(packed)), "corrupt")
+
+
+def test_a_truncated_packed_image_is_refused() -> None:
+    packed = pack_state(random.Random(1).randbytes(3000))
+    joining = Joining(Phase.JOINING)
+    _assert_refused(joining, _receive_image(joining, packed[:-100]), "cut short")
+
+
+def test_a_decompression_bomb_image_is_refused_within_bounded_memory() -> None:
+    """32 MiB of zeros in ~32 KB (32 parts) that claim 1 MiB: cut at the claim and refused;
+    the joiner never holds the 32 MiB."""
+    inflater = zlib.compressobj(9)
+    stream = b"".join(inflater.compress(bytes(1 << 20)) for _ in range(32)) + inflater.flush()
+    packed = struct.pack("!I", 1 << 20) + stream
+    joining = Joining(Phase.JOINING)
+    tracemalloc.start()
+    try:
+        events = _receive_image(joining, packed)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    _assert_refused(joining, events, "inflates past")
+    assert peak < 6 << 20, f"a bomb image peaked at {peak / (1 << 20):.1f} MiB"

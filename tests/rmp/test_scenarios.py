@@ -136,6 +136,14 @@ def test_a_late_joiner_gets_a_2000_stroke_board_during_traffic() -> None:
     counters = joiner.counters()
     assert counters["joins_sent"] >= 1
     assert session.peers[4].replica.stats.ops_applied < 2200  # most came in the image
+    # Packed (coreapi/boardstate.py): a board of strokes goes in well under half its bytes,
+    # and the joiner's board is everyone's (assert_healthy compared the hashes).
+    sent = [core_of(p).counters() for p in session.peers[:4]]
+    state, packed = (
+        sum(c[name] for c in sent) for name in ("image_state_bytes", "image_bytes_sent")
+    )
+    assert 0 < packed < 0.5 * state, (packed, state)
+    assert counters["images_refused"] == 0
     print(
         f"\nlate joiner: ready {session.peers[4].ready_at - session.peers[4].started_at:.3f} "
         f"virtual s after starting; {core_of(session.peers[0]).counters()['images_sent']} "

@@ -11,7 +11,7 @@ from rmp.remind import Reminder
 from rmp.sender import PACE_CATCH_UP, Sender
 from rmp.sequencing import Sequencer
 from rmp.wire import Confirm, Data, Image, RmpPacket, ntp_middle32
-from tests.rmp.core_harness import A, B, J
+from tests.rmp.core_harness import A, B, J, incompressible
 from tests.rmp.parts import Consumed, Context
 from whiteboard.transport.events import Delivered
 
@@ -90,7 +90,7 @@ def test_s5_a_closed_send_window_holds_data_and_hurries_the_reminder() -> None:
 def test_s2_8_image_parts_and_drawings_take_turns_the_last_part_marked() -> None:
     sending = Sending(rate=100.0, image_part=64, batch=False)  # a packet per stroke
     sending.ctx.station(B)
-    sending.part.start_image(B, b"s" * 100, 1.0)  # two parts
+    sending.part.start_image(B, incompressible(100), 1.0)  # packed to 115 bytes: two parts
     sending.part.queue(b"d1", 1.0)
     sending.part.queue(b"d2", 1.0)
     for _ in range(4):
@@ -99,7 +99,7 @@ def test_s2_8_image_parts_and_drawings_take_turns_the_last_part_marked() -> None
     assert kinds == ["Image", "Data", "Image", "Data"]
     assert sending.part.image_jobs == {}
     (event,) = sending.ctx.protocol_events("image_started")
-    assert event.fields == {"joiner": B, "bytes": 100, "parts": 2}
+    assert event.fields == {"joiner": B, "bytes": 100, "packed": 115, "parts": 2}
 
 
 def test_s2_8_the_last_image_part_has_the_last_and_s_bits() -> None:
@@ -113,7 +113,7 @@ def test_s2_8_the_last_image_part_has_the_last_and_s_bits() -> None:
 def test_an_image_whose_joiner_stops_confirming_is_abandoned() -> None:
     sending = Sending(image_part=64, window=2, image_stall=5.0)
     sending.ctx.station(B)
-    sending.part.start_image(B, b"s" * 1000, 1.0)
+    sending.part.start_image(B, incompressible(1000), 1.0)
     sending.part.watch_image_jobs(5.9)
     assert B in sending.part.image_jobs
     sending.part.watch_image_jobs(6.0)

@@ -9,6 +9,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from coreapi.boardstate import StateFormat, pack_state
+from rmp.image import MAX_IMAGE_BYTES, ImageAssembly, ImageError, StateFormatError, split_image
 from rmp.wire import (
     FORMAT_RMP,
     MAX_DATAGRAM,
@@ -95,3 +97,35 @@ def test_datagrams_beyond_the_udp_maximum_are_refused_before_parsing() -> None:
     wire = encode(RmpPacket(seq=1, timestamp=0))
     with pytest.raises(RmpDecodeError, match="exceeds the maximum 65507"):
         decode(wire + bytes(MAX_DATAGRAM))
+
+
+# -- the image (rmp/image.py): its parts' frames and the packed state they carry -----------------
+
+
+def _image_parts(state: bytes, size: int, form: int) -> list[bytes]:
+    packed = pack_state(state) if form == StateFormat.ZLIB else state
+    return split_image(7, packed, size, StateFormat(form))
+
+
+image_parts = st.builds(
+    _image_parts, st.binary(max_size=600), st.integers(64, 200), st.sampled_from([0, 1])
+)
+
+
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(image_parts, st.data())
+def test_image_parts_mutated_assemble_or_raise_only_the_documented_errors(
+    parts: list[bytes], data: st.DataObject
+) -> None:
+    """Whatever the parts of an image hold (a frame, a format, a packed state), assembling and
+    unpacking them raises ImageError or StateFormatError, or gives a state within the limit."""
+    index = data.draw(st.integers(0, len(parts) - 1))
+    parts[index] = data.draw(shared_mutated(st.just(parts[index])))
+    try:
+        assembly = ImageAssembly.start(parts[0])
+        for part in parts[1:]:
+            assembly.add(part)
+        if assembly.complete:
+            assert len(assembly.state()) <= MAX_IMAGE_BYTES
+    except (ImageError, StateFormatError):
+        pass
