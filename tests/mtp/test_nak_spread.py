@@ -21,8 +21,7 @@ from tests.mtp.test_core_repair import (
     master_beat,
     run_with_master,
 )
-from whiteboard.sim.network import Impairment
-from whiteboard.sim.scenario import ScenarioConfig, run_scenario
+from tests.sim.shared_loss import nack_packets_per_shared_loss
 
 SPREAD = 1.0  # heartbeats per doubling of the web, for these tests (the harness turns it off)
 
@@ -97,16 +96,4 @@ def test_a_member_that_hears_the_retransmission_first_never_naks() -> None:
 def test_a_loss_every_member_shares_costs_few_naks() -> None:
     """10 members, 5% of every sender's datagrams lost before the network: nak packets per
     loss event stay low (7 without the spread: one per member that lost it, nearly)."""
-    result = run_scenario(
-        ScenarioConfig(
-            transport="mtp",
-            peers=10,
-            messages=200,
-            impairment=Impairment(source_loss=0.05),
-            params={"profile": "lan"},
-        )
-    )
-    assert result["complete"] is True
-    assert isinstance(result["source_loss_events"], int) and result["source_loss_events"] >= 10
-    per_event = result["nack_packets_per_loss_event"]
-    assert isinstance(per_event, float) and per_event <= 2.5, result
+    assert nack_packets_per_shared_loss("mtp", "lan") <= 2.5

@@ -22,8 +22,7 @@ from tests.rmp.core_harness import (
     data_packet,
     ready_node,
 )
-from whiteboard.sim.network import Impairment
-from whiteboard.sim.scenario import ScenarioConfig, run_scenario
+from tests.sim.shared_loss import nack_packets_per_shared_loss
 
 DELAY = 0.1  # nack_delay for these tests (the harness turns it off)
 OTHERS = 0x1000  # identifiers of the extra stations a group is made of
@@ -164,16 +163,4 @@ def test_the_source_stands_down_when_it_hears_another_repair_first() -> None:
 def test_a_loss_every_member_shares_costs_few_nack_packets(profile: str) -> None:
     """10 members, 5% of every sender's datagrams lost before the network: NACK packets per
     loss event stay low (18 and 16 without suppression), and everything is delivered."""
-    result = run_scenario(
-        ScenarioConfig(
-            transport="rmp",
-            peers=10,
-            messages=200,
-            impairment=Impairment(source_loss=0.05),
-            params={"profile": profile},
-        )
-    )
-    assert result["complete"] is True
-    assert isinstance(result["source_loss_events"], int) and result["source_loss_events"] >= 10
-    per_event = result["nack_packets_per_loss_event"]
-    assert isinstance(per_event, float) and per_event <= 2.5, result
+    assert nack_packets_per_shared_loss("rmp", profile) <= 2.5
