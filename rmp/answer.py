@@ -133,7 +133,10 @@ class JoinAnswers:
             s.counters["joins_refused"] += 1
             return
         # §2.8: "the station with the depth value equal or less than this number must answer".
-        if s.stations.depth > join.join_number:
+        # Extension: so must the station nobody is in front of. In a group where nobody drew
+        # since the last join, no depth is 0, and the first request (number 0) went unanswered
+        # until the next try (0.30 s of a lan late join, issue 18).
+        if s.stations.depth > join.join_number and not s.stations.at_front():
             return
         # Depth is each station's own estimate, so two may answer at once. Extension (as SRM
         # does for repairs): wait a random moment and stand down if another answer is heard.

@@ -236,6 +236,10 @@ class StationList:
             place += 1
         self._queue.insert(place, self.own)
 
+    def at_front(self) -> bool:
+        """Whether no station is in front of us in the virtual queue (§2.5): none shallower."""
+        return self._depth_at(0) >= self._own_depth
+
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""
         self.depth = len(self._stations) + 1

@@ -159,6 +159,23 @@ def test_s2_8_in_a_group_only_the_front_of_the_queue_answers_the_first_join() ->
     assert len(session.peers[3].replica.board.log()) == 3
 
 
+def test_s2_8_in_an_idle_group_the_front_of_the_queue_answers_the_first_join() -> None:
+    """Nobody drew since the last join, so no depth is 0 and §2.8's rule alone leaves join
+    number 0 unanswered until the next try. Our extension: the station nobody is in front of
+    answers it (rmp/answer.py); one with a station in front of it still does not."""
+    alone = ready_node()  # joined alone: depth 1, nothing emitted since
+    assert alone.core.depth == 1
+    alone.receive(RmpPacket(0, ntp_middle32(6.0), (Join(0),), source=J), 6.0)
+    alone.run_until(6.1)
+    assert len(alone.requests()) == 1
+    behind = ready_node()
+    behind.receive(data_packet(B, 1, 5.9), 5.9)  # B emitted: in front of us, at depth 0
+    assert behind.core.depth == 2
+    behind.receive(RmpPacket(0, ntp_middle32(6.0), (Join(0),), source=J), 6.0)
+    behind.run_until(6.1)
+    assert behind.requests() == []
+
+
 # -- the joiner ------------------------------------------------------------------------------
 
 

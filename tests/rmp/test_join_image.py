@@ -230,6 +230,7 @@ def test_s2_8_a_station_whose_depth_allows_asks_for_the_board_at_once() -> None:
     answering = Answering()
     joiner = answering.ctx.station(J)
     answering.ctx.station(B, last_valid=3)
+    answering.ctx.shared.stations.emitted(B)  # B drew last: in front of us, at depth 0
     answering.ctx.shared.seq = 6
     answering.ctx.shared.stations.depth = 1
     answering.part.on_request(joiner, Join(0), 1.0)
