@@ -204,6 +204,7 @@ class Joiner:
             for seq in [s for s in station.waiting if s <= top and s not in lacking]:
                 del station.waiting[seq]
             station.missing = {s: m for s, m in station.missing.items() if s in lacking or s > top}
+            station.scanned_top = 0  # its sequence is rewritten: scan it whole again
             if lacking:
                 self._links.sequencer.mark_missing(station, station.last_valid + 1, top, now)
 

@@ -76,6 +76,7 @@ class Sequencer:
         # §2.3: out of sequence: wait, and ask for what is missing.
         if len(station.waiting) >= MAX_WAITING:
             s.counters["duplicates_dropped"] += 1  # bounded: it will be asked for again
+            station.scanned_top = 0  # by the next scan (it may have left `missing` above)
             return
         if s.knows_sequence():
             self.mark_missing(station, station.last_valid + 1, seq - 1, now)
@@ -190,13 +191,19 @@ class Sequencer:
             return
         # One random delay for the whole gap, so that its NACKs leave together (NackRange).
         delay = nack_delay(self._s)  # extension: scaled to the group (rmp/suppression.py)
-        for seq in range(first, last + 1):
+        # What was scanned before is accounted for (Station.scanned_top): rescanning it on
+        # every packet that arrives behind a gap cost O(k) per packet with k waiting, 17% of
+        # a receiver at 5% loss (issue 18).
+        scanned = True
+        for seq in range(max(first, station.scanned_top + 1), last + 1):
             if seq in station.missing or seq in station.waiting or seq in station.delivered_ahead:
                 continue
             if room <= 0:
+                scanned = False  # the rest is asked for by a later scan, from the start
                 break
             station.missing[seq] = Missing(now, now + delay)
             room -= 1
+        station.scanned_top = max(station.scanned_top, last) if scanned else 0
         station.seen_top = max(station.seen_top, last)
         self._s.stations.note_due(station, now + delay)
 
@@ -280,6 +287,7 @@ class Sequencer:
         station.delivered_ahead = {q for q in station.delivered_ahead if q <= resumes_after}
         station.last_valid = min(station.last_valid, resumes_after)
         station.seen_top = min(station.seen_top, resumes_after)
+        station.scanned_top = 0
         s.store.discard_above(station.ident, resumes_after)
         self.drain(station, now, proven=False)
 

@@ -94,6 +94,10 @@ class Station:
     source_seq: int = 0
     source_seq_at: float = -math.inf  # when (the packet's arrival)
     seen_top: int = 0  # the highest of its numbers we hold or miss: what a NACK can concern
+    # Every number in (last_valid, scanned_top] is missing, waiting or delivered ahead, so a
+    # gap's scan (Sequencer.mark_missing) starts above it; 0 when that may not hold (a join
+    # answer, a restart, a packet dropped for room): the next scan starts at last_valid + 1.
+    scanned_top: int = 0
     # The earliest of its deadlines (NACKs, WI, giving up, liveness) as far as we know; never
     # later than the true one (StationList.note_due), so a timer may come early, never late.
     due_hint: float = math.inf

@@ -7,6 +7,7 @@ from itertools import pairwise
 
 import pytest
 
+from rmp.stations import Waiting
 from rmp.wire import Confirm, Nack, NackRange, Retransmit, RmpPacket, encode, ntp_middle32
 from tests.rmp.core_harness import (
     A,
@@ -334,3 +335,52 @@ def test_s2_7_seed_retention_keeps_200_packets_for_300_seconds() -> None:
     assert node.core.counters()["retained"] == 190
     node.run_until(7.10 + 300.0)
     assert node.core.counters()["retained"] == 0
+
+
+class _CountingDict(dict[int, Waiting]):
+    """A station's waiting packets, counting the membership tests made of them."""
+
+    looks = 0
+
+    def __contains__(self, item: object) -> bool:
+        _CountingDict.looks += 1
+        return super().__contains__(item)
+
+
+def test_s2_3_packets_arriving_behind_a_gap_do_not_rescan_those_waiting() -> None:
+    """Each packet that arrives out of sequence asks for what is missing below it; what was
+    looked at before (waiting, or asked for) is not looked at again: O(1) a packet, where a
+    scan from the gap up was O(k) with k waiting (issue 18), and every gap is still asked."""
+    node = ready_node()
+    node.receive(data_packet(B, 1, 6.0), 6.0)
+    station = node.core.stations.get(B)
+    assert station is not None
+    station.waiting = _CountingDict()
+    _CountingDict.looks = 0
+    for seq in range(3, 503):  # 2 is lost; 3..502 wait behind it
+        if seq % 50 == 0:
+            continue  # ... and a few more are lost
+        node.receive(data_packet(B, seq, 6.0), 6.0)
+    assert _CountingDict.looks < 2_000  # ~120,000 when each packet rescanned the gap
+    assert sorted(station.missing) == [2, *range(50, 501, 50)]
+
+
+def test_s2_3_a_repair_dropped_for_want_of_room_is_asked_for_again(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With MAX_WAITING packets held (10 here), a repair that is not the next in sequence is
+    dropped ("it will be asked for again"): the next gap check must ask for it, though it lies
+    below what was scanned before."""
+    monkeypatch.setattr("rmp.sequencing.MAX_WAITING", 10)
+    node = ready_node()
+    node.receive(data_packet(B, 1, 6.0), 6.0)
+    for seq in range(3, 14):  # 2 lost, and 7 lost: 10 wait
+        if seq != 7:
+            node.receive(data_packet(B, seq, 6.0), 6.0)
+    station = node.core.stations.get(B)
+    assert station is not None and len(station.waiting) == 10
+    assert {2, 7} <= set(station.missing)
+    node.receive(data_packet(B, 7, 6.1), 6.1)  # the repair: no room, dropped
+    assert 7 not in station.missing and 7 not in station.waiting
+    node.receive(control_packet(B, 13, 6.2), 6.2)  # its keepalive: a gap check
+    assert 7 in station.missing
