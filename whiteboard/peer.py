@@ -262,21 +262,21 @@ class HeadlessPeer:
 
     def _draw_one(self, now: float) -> None:
         self.sent += 1
-        payload = self._drawings.popleft() if self._drawings else self._drawing_payload()
+        payload = self._drawings.popleft() if self._drawings else self._stroke(self.sent)
         self.transport.send(payload)
         if self.log is not None:
             self.log.record_local_op(payload, now)
 
-    def _drawing_payload(self) -> bytes:
-        return encode_op(synthetic_stroke(self.transport.member_id, self.sent, self._rng))
+    def _stroke(self, counter: int) -> bytes:
+        """Our ``counter``-th stroke, encoded (the seed's strokes are drawn in counter order)."""
+        return encode_op(synthetic_stroke(self.transport.member_id, counter, self._rng))
 
     def _prepare_drawings(self) -> None:
         """Make the strokes to draw while waiting to draw: what the UI would hand us is not
         the transport's cost, and a benchmark of it must not count it (the same strokes, in
         the same order, as drawn one at a time)."""
         for counter in range(1, min(self.config.send, PREPARED_DRAWINGS) + 1):
-            op = synthetic_stroke(self.transport.member_id, counter, self._rng)
-            self._drawings.append(encode_op(op))
+            self._drawings.append(self._stroke(counter))
 
     def _board_fingerprint(self) -> BoardFingerprint:
         board = self.replica.board
