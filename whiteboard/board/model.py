@@ -207,7 +207,7 @@ class Board:
         self._late: dict[OpId, BoardObject] = {}
         self._z_top: SortKey | None = None
         self._hash: str | None = None
-        self._encodings = _Encodings()  # shared with copies: facts about immutable ops
+        self._encodings = _Encodings()  # shared with copies: facts about immutable objects
 
     # -- copying ----------------------------------------------------------------------------
 
