@@ -44,7 +44,7 @@ from mtp.wire import (
     NakModifier,
     PacketType,
     TokenModifier,
-    decode,
+    decode_once,
 )
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
@@ -202,7 +202,7 @@ class MtpCore:
             return
         self._link.counters["datagrams_received"] += 1
         try:
-            packet = decode(data)
+            packet = decode_once(data)
         except MtpDecodeError:
             self._link.counters["malformed_dropped"] += 1
             return

@@ -36,6 +36,7 @@ from ipaddress import IPv4Address
 from typing import ClassVar, TypeAlias
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.memo import DecodeMemo
 from mtp.codes import (
     _CREDIBILITY,
     _HEADER,
@@ -754,3 +755,8 @@ def _decode_tsap(rest: memoryview, offset: int, what: str) -> Tsap:
         return Tsap(IPv4Address(address), port, connection_id)
     except ValueError as exc:
         raise MtpDecodeError(f"{what} at offset {at}: {exc}") from None
+
+
+# The cores decode through this: in the simulator one multicast datagram object reaches every
+# member, and it is decoded once (coreapi/memo.py).
+decode_once = DecodeMemo(decode)

@@ -25,13 +25,14 @@ said where they happen and summed up in docs/rmp.md.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
-from coreapi.seqnum import unwrap
+from coreapi.seqnum import HALF, MODULUS, unwrap
 from rmp.admission import Admission
 from rmp.answer import AnswerLinks, JoinAnswers
 from rmp.context import COUNTERS, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
+from rmp.digest import options_to_read
 from rmp.image import image_owner
 from rmp.join import Joiner, JoinLinks
 from rmp.members import Members
@@ -49,11 +50,12 @@ from rmp.wire import (
     Join,
     Nack,
     NackRange,
+    Option,
     Remind,
     Retransmit,
     RmpDecodeError,
     RmpPacket,
-    decode,
+    decode_once,
     peek_source,
 )
 
@@ -206,7 +208,7 @@ class RmpCore:
             return  # a newcomer's packet beyond the rate newcomers get, counted there
         self._timer_known = False  # what comes next may change a deadline (before: counters)
         try:
-            packet = decode(data)
+            packet = decode_once(data)
         except RmpDecodeError:
             s.counters["malformed_dropped"] += 1
             return
@@ -218,7 +220,9 @@ class RmpCore:
             if packet.options and isinstance(packet.options[-1], Retransmit)
             else None
         )
-        if (packet.data is not None and packet.wire_size > MAX_PACKET) or (
+        # A whole datagram's packet is as long as the datagram (fixed-size options, checked
+        # padding): len(data) is its wire_size without summing a Confirm per station.
+        if (packet.data is not None and len(data) > MAX_PACKET) or (
             inner is not None and inner.wire_size > MAX_PACKET
         ):
             # No member of ours makes a data packet this large; stored, it could not even be
@@ -305,7 +309,12 @@ class RmpCore:
 
     def _on_packet(self, packet: RmpPacket, addr: Address, now: float) -> None:
         options = packet.options
-        join = next((o for o in options if isinstance(o, Join)), None)
+        # Scanned for in C first: a packet may carry a Confirm for every station (§2.3).
+        join = (
+            next((o for o in options if type(o) is Join), None)
+            if Join in map(type, options)
+            else None
+        )
         station = self._members.heard(packet.source, now, addr, joining=join is not None)
         if station is None:
             return
@@ -322,12 +331,27 @@ class RmpCore:
         # §2.4: when the remind number is below our depth, the NACKs in the packet are not ours
         # to answer, and no retransmission is made on its confirmations.
         trusted = remind is None or self._shared.stations.depth <= remind.remind_number
-        for option in options:
-            if isinstance(option, Nack | NackRange):
+        stations = self._shared.stations
+        known, proven = stations.known, not station.stranger
+        to_read: Sequence[Option] = options
+        if proven and not station.joined_again:
+            # The Confirms that name what we hold are skipped, in C (rmp/digest.py).
+            to_read = options_to_read(packet, stations.wire_last_valid)
+        for option in to_read:
+            if type(option) is Confirm:  # the most frequent: one per station (§2.3)
+                other = known.get(option.source) if proven else None
+                if other is not None and other is not station and other.history_known:
+                    # §2.6's common case, decided here without a call: a third station's
+                    # packet that we have (seq <= last_valid, as unwrap reads it) is nothing
+                    # to us. At 100 members the full path was most of a simulated member's
+                    # time: a packet piggybacks a Confirm per station (issue 18).
+                    behind = (option.seq - other.last_valid) % MODULUS
+                    if behind == 0 or behind >= HALF:
+                        continue
+                self._reminder.on_confirm(station, option, now)
+            elif isinstance(option, Nack | NackRange):
                 self._shared.counters["nacks_received"] += 1
                 self._repair.on_nack(station, option, trusted, now)
-            elif isinstance(option, Confirm):
-                self._reminder.on_confirm(station, option, now)
             elif isinstance(option, Retransmit):
                 self._repair.on_retransmit(option, now)
         if packet.data is not None:

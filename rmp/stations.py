@@ -5,10 +5,11 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from coreapi import MemberState
+from coreapi.seqnum import MODULUS
 from rmp.wire import RmpPacket
 
 MAX_STATIONS = 1024  # bounds per-station state whatever the network sends
@@ -50,11 +51,12 @@ class Waiting:
     deliver_at: float
 
 
-# What the send window (rmp/sender.py) reads of each station; any change to one of these bumps
-# its list's WindowVersion, so that the window is recomputed only then, not on every call
-# (issue 17: reading every station's confirmations per datagram was a member's largest cost
-# under a flood of phantom stations).
-_WINDOW_FIELDS = frozenset({"confirmed_mine", "state", "accepted_any"})
+# What the send window (rmp/sender.py) reads of each station (confirmed_mine, state,
+# accepted_any) are properties: setting one bumps its list's WindowVersion, so that the window
+# is recomputed only then, not on every call (issue 17: reading every station's confirmations
+# per datagram was a member's largest cost under a flood of phantom stations). Properties, not
+# a __setattr__ hook: that made every store a call, 12 million of them in a simulated minute
+# at 100 members, mostly depths (issue 18).
 
 
 @dataclass(slots=True)
@@ -65,6 +67,11 @@ class WindowVersion:
 
     value: int = 0
     proven: dict[int, Station] = field(default_factory=dict)
+    # Not the window's, but shared alike by the list's stations: each station whose sequence
+    # start is settled (history_known) with its last_valid modulo 2**16, kept as they change.
+    # A packet piggybacks a Confirm per station (§2.3); comparing them with this, in C, finds
+    # the few that tell us something (rmp/digest.py; issue 18).
+    wire_last_valid: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -74,21 +81,21 @@ class Station:
     # Its list's: set first, so that the fields below can count their changes in it.
     window_version: WindowVersion = field(repr=False, compare=False)
     ident: int
-    last_valid: int  # §2.1: the last in-sequence number received (unbounded, see coreapi.seqnum)
+    _last_valid: int  # §2.1: the last in-sequence number received (unbounded, coreapi.seqnum)
     depth: int  # §2.5: our estimate of its place in the virtual queue
     last_heard: float
     address: tuple[str, int] | None = None
     confirmed: bool = True  # §2.1 A flag: its last_valid went out in a multicast data packet
     # (True at first: nothing received yet, nothing to confirm; False whenever it advances)
-    confirmed_mine: int = 0  # the highest of our sequence numbers it confirmed (§2.4)
-    state: MemberState = MemberState.ACTIVE
+    _confirmed_mine: int = 0  # the highest of our sequence numbers it confirmed (§2.4)
+    _state: MemberState = MemberState.ACTIVE
     waiting: dict[int, Waiting] = field(default_factory=dict)
     missing: dict[int, Missing] = field(default_factory=dict)
     delivered_ahead: set[int] = field(default_factory=set)  # delivered at WI expiry (§2.3)
     # Where its sequence starts for us is settled: by a join answer's list (§2.8) or by the
     # first packet heard from it (our reading of §2.3 and §5 for a station with a history).
-    history_known: bool = False
-    accepted_any: bool = False  # one of its packets was taken in sequence: not a stranger
+    _history_known: bool = False
+    _accepted_any: bool = False  # one of its packets was taken in sequence: not a stranger
     # Its S_n as its own live packets last said (§4.1: every header carries it). A packet we
     # miss above this number is one it has not sent yet, as far as it says: not given up.
     source_seq: int = 0
@@ -118,14 +125,58 @@ class Station:
 
     @property
     def stranger(self) -> bool:
-        return not self.accepted_any
+        return not self._accepted_any
 
-    def __setattr__(self, name: str, value: object) -> None:
-        if name in _WINDOW_FIELDS:
-            self.window_version.value += 1
-            if name == "accepted_any" and value:
-                self.window_version.proven[self.ident] = self
-        object.__setattr__(self, name, value)
+    @property
+    def last_valid(self) -> int:
+        return self._last_valid
+
+    @last_valid.setter
+    def last_valid(self, value: int) -> None:
+        self._last_valid = value
+        if self._history_known:
+            self.window_version.wire_last_valid[self.ident] = value % MODULUS
+
+    @property
+    def history_known(self) -> bool:
+        return self._history_known
+
+    @history_known.setter
+    def history_known(self, value: bool) -> None:
+        self._history_known = value
+        if value:
+            self.window_version.wire_last_valid[self.ident] = self._last_valid % MODULUS
+        else:
+            self.window_version.wire_last_valid.pop(self.ident, None)
+
+    @property
+    def confirmed_mine(self) -> int:
+        return self._confirmed_mine
+
+    @confirmed_mine.setter
+    def confirmed_mine(self, value: int) -> None:
+        self._confirmed_mine = value
+        self.window_version.value += 1
+
+    @property
+    def state(self) -> MemberState:
+        return self._state
+
+    @state.setter
+    def state(self, value: MemberState) -> None:
+        self._state = value
+        self.window_version.value += 1
+
+    @property
+    def accepted_any(self) -> bool:
+        return self._accepted_any
+
+    @accepted_any.setter
+    def accepted_any(self, value: bool) -> None:
+        self._accepted_any = value
+        self.window_version.value += 1
+        if value:
+            self.window_version.proven[self.ident] = self
 
 
 class StationList:
@@ -136,6 +187,8 @@ class StationList:
         self.stranger_tick = stranger_tick  # seconds; 0: strangers' deadlines are exact
         self._own_depth = 0
         self._stations: dict[int, Station] = {}
+        # The stations by identifier, to read (a lookup without a call, for per-option work).
+        self.known: Mapping[int, Station] = self._stations
         # Every station and we, in the order of the virtual queue (§2.5): depths never
         # decrease along it. An emission changes only those in front of the emitter, so it
         # costs the emitter's place, not the number of stations heard (issue 17: phantom
@@ -146,6 +199,7 @@ class StationList:
         self._due: list[tuple[float, int, int]] = []
         self._order = itertools.count()
         self.window_version = WindowVersion()
+        self.wire_last_valid: Mapping[int, int] = self.window_version.wire_last_valid
 
     def __len__(self) -> int:
         return len(self._stations)
@@ -223,6 +277,7 @@ class StationList:
     def remove(self, ident: int) -> None:
         if self._stations.pop(ident, None) is not None:
             self.window_version.proven.pop(ident, None)
+            self.window_version.wire_last_valid.pop(ident, None)
             self._queue.remove(ident)  # the others keep their depths (§2.5 renumbers nothing)
         self.window_version.value += 1
 
@@ -254,12 +309,22 @@ class StationList:
         incremented ... from an other station which had a higher depth" is the same rule."""
         if ident != self.own and ident not in self._stations:
             return
-        sender_depth = self._own_depth if ident == self.own else self._stations[ident].depth
-        queue = self._queue
+        own, stations, queue = self.own, self._stations, self._queue
+        sender_depth = self._own_depth if ident == own else stations[ident].depth
         place = 0
-        while self._depth_at(place) < sender_depth:  # the emitter itself ends the walk
-            self._set_depth_at(place, self._depth_at(place) + 1)
-            place += 1
+        # The walk in one loop, without a call per place: with members drawing in turn, the
+        # emitter is at the back and every data packet walks the whole queue (issue 18).
+        for place in range(len(queue)):  # the emitter itself ends the walk
+            member = queue[place]
+            if member == own:
+                if self._own_depth >= sender_depth:
+                    break
+                self._own_depth += 1
+            else:
+                station = stations[member]
+                if station.depth >= sender_depth:
+                    break
+                station.depth += 1
         while queue[place] != ident:  # past any tied with it (a join's depth may tie)
             place += 1
         del queue[place]

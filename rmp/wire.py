@@ -29,6 +29,7 @@ from enum import IntEnum
 from typing import ClassVar, TypeAlias, TypeVar
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.memo import DecodeMemo
 from rmp.batch import batch_problem
 
 RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
@@ -764,3 +765,8 @@ def seconds_from_middle32(value: int, near: float) -> float:
     if delta >= 1 << 31:
         delta -= 1 << 32
     return (reference + delta) / 65_536 - NTP_UNIX_OFFSET
+
+
+# The cores decode through this: in the simulator one multicast datagram object reaches every
+# member, and it is decoded once (coreapi/memo.py).
+decode_once = DecodeMemo(decode)

@@ -14,6 +14,8 @@ from whiteboard.sim.session import SimSession
 from whiteboard.transport.events import Delivered, EventQueue, MemberChanged, Ready
 from whiteboard.transport.interface import COUNTER_NAMES, MemberState, TransportCore
 from whiteboard.transport.raw import RawDecodeError, RawPacket, RawType, make_core
+from whiteboard.transport.raw.core import ANSWER_HOLDOFF
+from whiteboard.transport.raw.liveness import Liveness
 from whiteboard.transport.raw.wire import MAX_DATAGRAM, decode
 
 ADDR = ("127.0.0.1", 4000)
@@ -164,11 +166,11 @@ def test_dedup_memory_stays_bounded_under_a_flood() -> None:
 def test_member_state_follows_silence_and_bye() -> None:
     core, queue = new_core(suspect_after=2.0, forget_after=4.0)
     core.start(0.0)
-    core.receive_datagram(hello_from(9), ADDR, 0.0)
+    assert [decode(d).type for d, _ in core.datagrams_to_send(0.0)] == [RawType.HELLO]
+    core.receive_datagram(hello_from(9), ADDR, 0.1)
     # A newcomer is greeted at once so that it learns of us without waiting.
-    assert [decode(d).type for d, _ in core.datagrams_to_send(0.0)] == [
-        RawType.HELLO,
-        RawType.HELLO,
+    assert [(decode(d).type, to) for d, to in core.datagrams_to_send(0.1)] == [
+        (RawType.HELLO, None)
     ]
     now = 0.0
     while now < 5.0:
@@ -268,3 +270,78 @@ def test_duplicates_and_stale_packets_are_told_as_with_every_seq_remembered(
     assert {name: counters[name] for name in expected} == expected
     assert len(core._members[9].seen) <= 2 * 1024 + 1
     queue.drain()
+
+
+def test_liveness_follows_the_longest_silence_in_every_state() -> None:
+    """Members are kept in the order they were last heard, per state (raw/liveness.py): the
+    next deadline is the longest-silent active member's suspicion or the longest-silent
+    suspect's forgetting, whichever comes first, and a member heard again starts afresh."""
+    live = Liveness(suspect_after=2.0, forget_after=5.0)
+    assert live.next_deadline() is None
+    for member, at in ((9, 0.0), (8, 1.0), (7, 1.5)):
+        live.heard(member, at)
+    assert live.next_deadline() == 2.0  # 9's suspicion
+    assert live.heard(9, 1.8) is False  # 9 speaks: 8 is now the most silent
+    assert (live.next_deadline(), live.expire(2.9)) == (3.0, [])
+    assert live.expire(3.0) == [(8, MemberState.SUSPECTED)]
+    assert live.next_deadline() == 3.5  # 7's suspicion, before 8 is forgotten at 6
+    assert live.expire(3.8) == [(7, MemberState.SUSPECTED), (9, MemberState.SUSPECTED)]
+    assert live.heard(7, 4.0) is True  # a suspect heard again is active
+    assert live.next_deadline() == 6.0
+    assert live.expire(6.5) == [(8, MemberState.LEFT), (7, MemberState.SUSPECTED)]
+    assert live.forget(9) and not live.forget(9) and 9 not in live and len(live) == 1
+    assert live.expire(20.0) == [(7, MemberState.LEFT)]  # silent past both limits at once
+    assert len(live) == 0 and live.next_deadline() is None
+    live.heard(5, 0.0)
+    assert live.expire(6.0) == [(5, MemberState.LEFT)]  # never shown as suspected first
+
+
+def test_newcomers_heard_together_get_one_answer() -> None:
+    """Within ANSWER_HOLDOFF of a HELLO of ours, a newcomer's HELLO brings our next HELLO
+    forward to the end of the hold-off instead of getting an answer of its own."""
+    core, _ = new_core()
+    core.start(0.0)
+    core.datagrams_to_send(0.0)
+    for member in range(10, 20):
+        core.receive_datagram(hello_from(member), ADDR, 0.01)
+    assert core.datagrams_to_send(0.01) == [] and core.get_timer() == ANSWER_HOLDOFF
+    core.handle_timer(ANSWER_HOLDOFF)
+    assert [decode(d).type for d, _ in core.datagrams_to_send(0.05)] == [RawType.HELLO]
+    assert core.get_timer() == pytest.approx(ANSWER_HOLDOFF + 1.0)  # the interval resumes
+    core.receive_datagram(hello_from(30), ADDR, 0.2)  # alone, after the hold-off: at once
+    assert [decode(d).type for d, _ in core.datagrams_to_send(0.2)] == [RawType.HELLO]
+
+
+def test_a_crowd_starting_at_once_costs_deliveries_in_proportion() -> None:
+    """A group of N starting together costs a few HELLOs per member, N^2 deliveries in all,
+    not an answer from every member to every newcomer, N^3 (issue 18: 1.2 million events at
+    100 members)."""
+    peers = 24
+    session = SimSession("raw", peers, seed=1)
+    for index in range(peers):
+        session.start(index)
+    session.network.run(until=0.5)
+    assert all(len(p.members) == peers for p in session.peers)  # everyone knows everyone
+    assert session.network.stats.datagrams_delivered <= 3 * peers * peers
+
+
+def test_what_a_member_sent_before_its_bye_does_not_bring_it_back() -> None:
+    """Its unicast answer to our HELLO and its multicast BYE come on two sockets, in either
+    order: read after the BYE, the answer must not show the member as present again (it did,
+    for forget_after seconds, once answers went to the newcomer alone). A restart, with a new
+    incarnation, is taken in."""
+    core, queue = new_core(suspect_after=2.0, forget_after=4.0)
+    core.start(0.0)
+    core.receive_datagram(hello_from(9, incarnation=1), ADDR, 0.0)
+    core.receive_datagram(RawPacket(RawType.BYE, 9, 1, 0, 0).encode(), ADDR, 0.1)
+    core.receive_datagram(hello_from(9, incarnation=1), ADDR, 0.2)  # the late answer
+    core.receive_datagram(data_from(9, 1, incarnation=1), ADDR, 0.2)
+    assert 9 not in core._members and core.counters()["stale_dropped"] == 2
+    core.receive_datagram(hello_from(9, incarnation=2), ADDR, 0.3)  # it restarted
+    states = [e.state for e in queue.drain() if isinstance(e, MemberChanged) and e.member == 9]
+    assert states == [MemberState.ACTIVE, MemberState.LEFT, MemberState.ACTIVE]
+    for member in range(100, 100 + 1100):  # the departed are remembered within bounds
+        core.receive_datagram(RawPacket(RawType.BYE, member, 1, 0, 0).encode(), ADDR, 0.4)
+    assert len(core._departed) <= 1024
+    core.receive_datagram(RawPacket(RawType.BYE, 5, 1, 0, 0).encode(), ADDR, 10.0)
+    assert list(core._departed) == [5]  # the others' forget_after has passed

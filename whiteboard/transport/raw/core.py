@@ -8,6 +8,7 @@ members are tracked from HELLO/DATA/BYE with the same suspicion rules the app sh
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -20,15 +21,18 @@ from coreapi import (
     Outgoing,
     UpperLayer,
 )
+from whiteboard.transport.raw.liveness import Liveness
 from whiteboard.transport.raw.wire import (
     HEADER,
     MAX_DATAGRAM,
     RawDecodeError,
     RawPacket,
     RawType,
-    decode,
+    decode_once,
 )
 
+# Seconds after one of our HELLOs in which newcomers are answered together, by one HELLO.
+ANSWER_HOLDOFF = 0.05
 DEDUP_WINDOW = 1024  # seqs remembered per origin; older ones are taken as duplicates
 MAX_MEMBERS = 1024  # bound on per-member state whatever the network sends
 
@@ -61,8 +65,6 @@ class RawParams:
 
 @dataclass(slots=True)
 class _Member:
-    last_heard: float
-    state: MemberState
     incarnation: int
     introduction: bytes = b""  # the last its HELLOs carried (reported when it changes)
     highest_seq: int = 0
@@ -83,11 +85,16 @@ class RawCore:
         self._rng = rng
         self._params = params
         self._members: dict[int, _Member] = {}
+        self._liveness = Liveness(params.suspect_after, params.forget_after)
+        # origin -> (incarnation, when) of the members that said BYE, oldest first: what they
+        # sent before it is not to bring them back (kept forget_after, at most MAX_MEMBERS).
+        self._departed: dict[int, tuple[int, float]] = {}
         self._outbox: list[Outgoing] = []
         self._seq = 0
         self._started = False
         self._finished = False
         self._next_hello: float | None = None
+        self._hello_sent_at = -math.inf
         self._last_key: OrderKey = ()
         self._incarnation = rng.getrandbits(32)
         self._counters = dict.fromkeys((*COUNTER_NAMES, "stale_dropped", "members_refused"), 0)
@@ -141,15 +148,23 @@ class RawCore:
             return
         self._counters["datagrams_received"] += 1
         try:
-            packet = decode(data)
+            packet = decode_once(data)
         except RawDecodeError:
             self._counters["malformed_dropped"] += 1
             return
         if packet.origin == self.member_id:
             return  # our own datagram looped back by IP_MULTICAST_LOOP
         if packet.type is RawType.BYE:
+            self._note_departure(packet.origin, packet.incarnation, now)
             if self._members.pop(packet.origin, None) is not None:
+                self._liveness.forget(packet.origin)
                 self._upper.member_changed(packet.origin, MemberState.LEFT)
+            return
+        if self._departed.get(packet.origin, (None, 0.0))[0] == packet.incarnation:
+            # Sent before its BYE, read after it: a member's unicast HELLO answer comes on
+            # another socket than its multicast BYE, and either may be read first. Taken in,
+            # it would show the member that left as present for forget_after seconds.
+            self._counters["stale_dropped"] += 1
             return
         known = packet.origin in self._members
         member = self._member(packet, now)
@@ -159,9 +174,9 @@ class RawCore:
             member.introduction = packet.payload
             self._upper.member_introduced(packet.origin, packet.payload)
         if packet.type is RawType.HELLO and not known:
-            # A newcomer: answer at once so it learns of us without waiting a whole interval.
-            # Only the first HELLO is answered, or members would echo each other forever.
-            self._emit(RawType.HELLO, now, self._introduction)
+            # A newcomer: answer so it learns of us without waiting a whole interval. Only
+            # the first HELLO is answered, or members would echo each other forever.
+            self._answer_newcomer(now)
         if packet.type is RawType.DATA:
             self._accept_data(member, packet)
 
@@ -171,29 +186,18 @@ class RawCore:
         if self._next_hello is not None and now >= self._next_hello:
             self._emit(RawType.HELLO, now, self._introduction)
             self._next_hello = now + self._params.hello_interval
-        for origin, member in list(self._members.items()):
-            # Compared as get_timer computes its deadlines (last_heard + limit), not as
-            # now - last_heard: the two can round apart, and a timer due "now" that finds
-            # nothing due would be woken again at the same instant forever.
-            if now >= member.last_heard + self._params.forget_after:
+        for origin, state in self._liveness.expire(now):
+            if state is MemberState.LEFT:
                 del self._members[origin]
-                self._upper.member_changed(origin, MemberState.LEFT)
-            elif (
-                now >= member.last_heard + self._params.suspect_after
-                and member.state is MemberState.ACTIVE
-            ):
-                member.state = MemberState.SUSPECTED
-                self._upper.member_changed(origin, MemberState.SUSPECTED)
+            self._upper.member_changed(origin, state)
 
     def get_timer(self) -> float | None:
         if self._finished:
             return None
         deadlines = [self._next_hello] if self._next_hello is not None else []
-        for member in self._members.values():
-            if member.state is MemberState.ACTIVE:
-                deadlines.append(member.last_heard + self._params.suspect_after)
-            else:
-                deadlines.append(member.last_heard + self._params.forget_after)
+        silence = self._liveness.next_deadline()
+        if silence is not None:
+            deadlines.append(silence)
         return min(deadlines, default=None)
 
     def datagrams_to_send(self, now: float) -> list[Outgoing]:
@@ -207,8 +211,32 @@ class RawCore:
             kind, self.member_id, self._incarnation, self._seq, round(now * 1_000_000), payload
         )
         self._outbox.append((packet.encode(), None))
+        if kind is RawType.HELLO:
+            self._hello_sent_at = now
         self._counters["datagrams_sent"] += 1
         return packet
+
+    def _answer_newcomer(self, now: float) -> None:
+        """At once, unless a HELLO of ours went out less than ANSWER_HOLDOFF ago: then our
+        next HELLO comes when the hold-off ends, one answer for every newcomer heard in it.
+        An answer to each, from every member, made a group that starts together cost N^3
+        deliveries (issue 18: 1.2 million in the simulator at 100 members). Multicast, as
+        the HELLO that greets everyone: our data and our HELLO then reach the newcomer in the
+        order we sent them (a unicast answer, on another socket, could come after them)."""
+        due = self._hello_sent_at + ANSWER_HOLDOFF
+        if now >= due:
+            self._emit(RawType.HELLO, now, self._introduction)
+        elif self._next_hello is not None and self._next_hello > due:
+            self._next_hello = due
+
+    def _note_departure(self, origin: int, incarnation: int, now: float) -> None:
+        departed = self._departed
+        departed.pop(origin, None)
+        departed[origin] = (incarnation, now)
+        for oldest, (_, at) in list(departed.items()):
+            if len(departed) <= MAX_MEMBERS and now < at + self._params.forget_after:
+                break
+            del departed[oldest]
 
     def _member(self, packet: RawPacket, now: float) -> _Member | None:
         origin = packet.origin
@@ -217,17 +245,17 @@ class RawCore:
             if len(self._members) >= MAX_MEMBERS:
                 self._counters["members_refused"] += 1
                 return None
-            member = self._members[origin] = _Member(now, MemberState.ACTIVE, packet.incarnation)
+            member = self._members[origin] = _Member(packet.incarnation)
+            self._liveness.heard(origin, now)
             self._upper.member_changed(origin, MemberState.ACTIVE)
         else:
-            member.last_heard = now
+            was_suspected = self._liveness.heard(origin, now)
             if packet.incarnation != member.incarnation:
                 # The member restarted with the same id: its sequence numbers start afresh.
                 member.incarnation = packet.incarnation
                 member.highest_seq = 0
                 member.seen = set()
-            if member.state is MemberState.SUSPECTED:
-                member.state = MemberState.ACTIVE
+            if was_suspected:
                 self._upper.member_changed(origin, MemberState.ACTIVE)
         return member
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.memo import DecodeMemo
 
 VERSION = 1
 HEADER = struct.Struct("!BBIIIQ")
@@ -78,3 +79,8 @@ def decode(data: bytes) -> RawPacket:
     elif payload:
         raise RawDecodeError(f"{kind.name} packet carries {len(payload)} unexpected bytes")
     return RawPacket(kind, origin, incarnation, seq, timestamp_us, payload)
+
+
+# The cores decode through this: in the simulator one multicast datagram object reaches every
+# member, and it is decoded once (coreapi/memo.py).
+decode_once = DecodeMemo(decode)
