@@ -1,4 +1,4 @@
-"""Simulator speed: python benchmarks/bench_sim.py [--peers N] [--messages M] [--loss L] [transport ...].
+"""Simulator speed: python benchmarks/bench_sim.py [--peers N] [--loss L] [transport ...].
 
 By default runs the reference scenario (10 stations, 1,000 strokes, 10% loss); issue 18's goal
 is ``--peers 100 --loss 0``: 100 members x 1,000 strokes in under 20 s of wall time for every

@@ -3,6 +3,7 @@ name and colour arrive with its first payload, and default colours are told apar
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import PATH, WAIT_MS, drag, open_window
 from tests.net.test_peer_processes import finish, start_peer
+from whiteboard.app import own_presence
 from whiteboard.app.settings import SessionSettings
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
@@ -121,8 +123,18 @@ def test_whiteboard_peer_tells_its_name_as_the_app_does(
 
 @pytest.mark.network
 def test_going_back_to_a_free_colour_in_the_settings_takes_one_nobody_uses(
-    qtbot: QtBot, net: NetConfig
+    qtbot: QtBot, net: NetConfig, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The new session's default colour is drawn from a new member id: it must avoid the
+    # colours shown in the session left (it did not, and for one run in ten took ann's).
+    avoided: list[set[int]] = []
+    real_default = own_presence.default_colour
+
+    def default_colour(member: int, taken: Collection[int] = ()) -> int:
+        avoided.append(set(taken))
+        return real_default(member, taken)
+
+    monkeypatch.setattr(own_presence, "default_colour", default_colour)
     ann = open_window(qtbot, net, "ann")
     cy = MainWindow("raw", net, {}, "cy", colour=0xFF123456)
     qtbot.addWidget(cy)
@@ -132,7 +144,10 @@ def test_going_back_to_a_free_colour_in_the_settings_takes_one_nobody_uses(
         transport="raw", group=str(net.group), iface="127.0.0.1", ttl=0, display_name="cy"
     )
     cy.settings = replace(settings, colour=0xFF123456, own_colour=True)
+    first_id = cy.transport.member_id
     cy.apply_settings(replace(settings, own_colour=False))
     assert not cy.presence.own_colour
+    qtbot.waitUntil(lambda: cy.transport.member_id != first_id, timeout=WAIT_MS)
+    assert ann.presence.colour in avoided[-1]  # the new session's colour, drawn last
     qtbot.waitUntil(lambda: names_heard(ann).get("cy") in MEMBER_COLOURS, timeout=WAIT_MS)
     assert cy.presence.colour in MEMBER_COLOURS and cy.presence.colour != ann.presence.colour

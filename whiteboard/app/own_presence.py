@@ -14,6 +14,7 @@ tick of the window's presence timer; each tick also lets the board comparison mo
 from __future__ import annotations
 
 import time
+from collections.abc import Collection
 from typing import Protocol
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, BoardCanvas
@@ -67,12 +68,14 @@ class OwnPresence:
         self.schedule = PresenceSchedule()
         self.sent_count = 0
 
-    def start_session(self, idle_s: float) -> None:
+    def start_session(self, idle_s: float, taken: Collection[int] = ()) -> None:
         """A session begins: the first presence is due at once, then one at least every
-        ``idle_s``; a default colour is taken afresh from the new member id."""
+        ``idle_s``; a default colour is taken afresh from the new member id, none of ``taken``
+        (the colours the others showed in the session we left: mostly the same people, and
+        taking one of theirs made both show one colour until one of them moved)."""
         self.schedule = PresenceSchedule(idle_s)
         if not self.own_colour:
-            self.take_colour(default_colour(self._host.transport.member_id))
+            self.take_colour(default_colour(self._host.transport.member_id, taken))
 
     # -- colour -----------------------------------------------------------------------------
 
@@ -105,11 +108,17 @@ class OwnPresence:
 
     def _free_colour(self) -> int:
         """A default colour no other member present shows (whiteboard/presence.py)."""
+        return default_colour(self._host.transport.member_id, self.colours_heard())
+
+    def colours_heard(self, present_only: bool = True) -> set[int]:
+        """The colours the other members show: those present, or (``present_only`` False,
+        when we leave a session and every member is shown as left) all of them."""
         rows = self._host.health.rows()
-        heard = {
-            r.colour for r in rows if r.colour and not r.me and r.state is not MemberState.LEFT
+        return {
+            r.colour
+            for r in rows
+            if r.colour and not r.me and not (present_only and r.state is MemberState.LEFT)
         }
-        return default_colour(self._host.transport.member_id, heard)
 
     # -- board ------------------------------------------------------------------------------
 

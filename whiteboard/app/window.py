@@ -207,6 +207,10 @@ class MainWindow(QMainWindow):
         me = self.transport.member_id
         self.history = History(me)
         idle_s = IDLE_PRESENCE_MS / 1000
+        # The colours shown in the session we leave, if any, for our new default colour.
+        taken = (
+            self.presence.colours_heard(present_only=False) if hasattr(self, "health") else set()
+        )
         self.health = SessionHealth(
             me,
             self.presence.fingerprint,
@@ -214,7 +218,7 @@ class MainWindow(QMainWindow):
             STALE_PRESENCES * idle_s,
             self._nacks_sent,
         )
-        self.presence.start_session(idle_s)
+        self.presence.start_session(idle_s, taken)
         self.health.member_changed(me, MemberState.JOINING)
         self.session = SessionTracker(spec.description.phases, not spec.is_viewer())
         self.state_view.banner.set_host_available(spec.description.host_role is not None)
