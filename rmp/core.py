@@ -28,7 +28,7 @@ import random
 from collections.abc import Mapping, Sequence
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
-from coreapi.seqnum import HALF, MODULUS, unwrap
+from coreapi.seqnum import unwrap
 from rmp.admission import Admission
 from rmp.answer import AnswerLinks, JoinAnswers
 from rmp.context import COUNTERS, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
@@ -331,23 +331,12 @@ class RmpCore:
         # §2.4: when the remind number is below our depth, the NACKs in the packet are not ours
         # to answer, and no retransmission is made on its confirmations.
         trusted = remind is None or self._shared.stations.depth <= remind.remind_number
-        stations = self._shared.stations
-        known, proven = stations.known, not station.stranger
         to_read: Sequence[Option] = options
-        if proven and not station.joined_again:
+        if not station.stranger and not station.joined_again:
             # The Confirms that name what we hold are skipped, in C (rmp/digest.py).
-            to_read = options_to_read(packet, stations.wire_last_valid)
+            to_read = options_to_read(packet, self._shared.stations.wire_last_valid)
         for option in to_read:
             if type(option) is Confirm:  # the most frequent: one per station (§2.3)
-                other = known.get(option.source) if proven else None
-                if other is not None and other is not station and other.history_known:
-                    # §2.6's common case, decided here without a call: a third station's
-                    # packet that we have (seq <= last_valid, as unwrap reads it) is nothing
-                    # to us. At 100 members the full path was most of a simulated member's
-                    # time: a packet piggybacks a Confirm per station (issue 18).
-                    behind = (option.seq - other.last_valid) % MODULUS
-                    if behind == 0 or behind >= HALF:
-                        continue
                 self._reminder.on_confirm(station, option, now)
             elif isinstance(option, Nack | NackRange):
                 self._shared.counters["nacks_received"] += 1

@@ -187,8 +187,6 @@ class StationList:
         self.stranger_tick = stranger_tick  # seconds; 0: strangers' deadlines are exact
         self._own_depth = 0
         self._stations: dict[int, Station] = {}
-        # The stations by identifier, to read (a lookup without a call, for per-option work).
-        self.known: Mapping[int, Station] = self._stations
         # Every station and we, in the order of the virtual queue (§2.5): depths never
         # decrease along it. An emission changes only those in front of the emitter, so it
         # costs the emitter's place, not the number of stations heard (issue 17: phantom

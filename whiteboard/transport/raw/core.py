@@ -161,9 +161,9 @@ class RawCore:
                 self._upper.member_changed(packet.origin, MemberState.LEFT)
             return
         if self._departed.get(packet.origin, (None, 0.0))[0] == packet.incarnation:
-            # Sent before its BYE, read after it: a member's unicast HELLO answer comes on
-            # another socket than its multicast BYE, and either may be read first. Taken in,
-            # it would show the member that left as present for forget_after seconds.
+            # Sent before its BYE, read after it (reordered on the way, or sent to our unicast
+            # socket, which is read apart from the group's). Taken in, it would show the
+            # member that left as present for forget_after seconds.
             self._counters["stale_dropped"] += 1
             return
         known = packet.origin in self._members
