@@ -53,3 +53,36 @@ class DecodeMemo(Generic[_Source, _Record]):
             del entries[next(iter(entries))]  # the oldest: dicts keep insertion order
         entries[key] = (data, record)
         return record
+
+
+class ValueMemo(Generic[_Record]):
+    """``decode`` with the results for the last ``size`` distinct byte strings it decoded,
+    keyed by value: for payloads that reach several decoders as equal but distinct objects.
+
+    The simulator runs every member's replica in one process, and each member's transport
+    hands its replica its own copy of a stroke's bytes (cut out of a packet of several): one
+    memo shared by the replicas decodes a stroke once for the group, not once per member
+    (issue 18). Only for a pure ``decode`` returning a frozen record; a decode that raises is
+    not remembered, so each replica counts a malformed payload itself."""
+
+    def __init__(self, decode: Callable[[bytes], _Record], size: int = 4096) -> None:
+        if size < 1:
+            raise ValueError(f"a memo needs room for at least one entry, not {size}")
+        self._decode = decode
+        self._size = size
+        self._entries: dict[bytes, _Record] = {}
+        self.hits = 0
+
+    def __call__(self, data: bytes) -> _Record:
+        if type(data) is not bytes:
+            return self._decode(data)  # a mutable buffer may change between two calls
+        entries = self._entries
+        record = entries.get(data)
+        if record is not None:
+            self.hits += 1
+            return record
+        record = self._decode(data)
+        if len(entries) >= self._size:
+            del entries[next(iter(entries))]  # the oldest: dicts keep insertion order
+        entries[data] = record
+        return record

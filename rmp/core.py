@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
+from itertools import chain
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import unwrap
@@ -285,25 +286,26 @@ class RmpCore:
         if s.phase is Phase.FINISHED:
             return None
         # O(1) in the number of stations: their deadlines are kept in the station list's heap.
-        deadlines = [
-            *self._joiner.deadlines(),
-            *self._answers.deadlines(),
-            *self._sender.deadlines(),
-        ]
-        for due in (s.stations.next_due(), self._repair.repairs_due()):
-            if due is not None:
-                deadlines.append(due)
-        if self._reminder.next_remind_at is not None:
-            deadlines.append(self._reminder.next_remind_at)
+        # Computed after every datagram that did any work: one running minimum, no list.
+        best: float | None = None
+        for due in chain(
+            self._joiner.deadlines(), self._answers.deadlines(), self._sender.deadlines()
+        ):
+            best = due if best is None or due < best else best
+        for maybe in (
+            s.stations.next_due(),
+            self._repair.repairs_due(),
+            self._reminder.next_remind_at,
+            self._leave_deadline,
+            s.store.next_expiry(),
+            s.own_store.next_expiry(),
+        ):
+            if maybe is not None and (best is None or maybe < best):
+                best = maybe
         if s.serving():
-            deadlines.append(s.last_sent_at + self._p.keepalive)
-        if self._leave_deadline is not None:
-            deadlines.append(self._leave_deadline)
-        for store in (s.store, s.own_store):
-            expiry = store.next_expiry()
-            if expiry is not None:
-                deadlines.append(expiry)
-        return min(deadlines, default=None)
+            keepalive = s.last_sent_at + self._p.keepalive
+            best = keepalive if best is None or keepalive < best else best
+        return best
 
     # -- receiving: each option to its part --------------------------------------------------
 
@@ -332,7 +334,7 @@ class RmpCore:
         # to answer, and no retransmission is made on its confirmations.
         trusted = remind is None or self._shared.stations.depth <= remind.remind_number
         to_read: Sequence[Option] = options
-        if not station.stranger and not station.joined_again:
+        if not station.joined_again:
             # The Confirms that name what we hold are skipped, in C (rmp/digest.py).
             to_read = options_to_read(packet, self._shared.stations.wire_last_valid)
         for option in to_read:

@@ -16,7 +16,8 @@ the others are read as before, before the options that follow them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import operator
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coreapi.memo import DecodeMemo
@@ -35,6 +36,10 @@ class ConfirmDigest:
     confirms: dict[int, Confirm]  # the same Confirms, by source, in option order
     place: dict[int, int]  # each source's place among them
     rest: tuple[Option, ...]  # every other option, in order
+    # Reads, from a member's held numbers, those of the confirmed sources, in order; compared
+    # with the numbers confirmed, as read from on_wire by the same getter.
+    held_of: Callable[[Mapping[int, int]], object]
+    wire_values: object
     # Every Confirm comes before every option that acts, and no source is confirmed twice:
     # only then may the Confirms that differ be read first, and by source.
     usable: bool
@@ -55,7 +60,14 @@ def digest(packet: RmpPacket) -> ConfirmDigest:
             acted = acted or type(option) in _ACTING
             rest.append(option)
     place = {source: index for index, source in enumerate(confirms)}
-    return ConfirmDigest(on_wire, confirms, place, tuple(rest), usable)
+    held_of: Callable[[Mapping[int, int]], object] = (
+        operator.itemgetter(*on_wire) if on_wire else _nothing
+    )
+    return ConfirmDigest(on_wire, confirms, place, tuple(rest), held_of, held_of(on_wire), usable)
+
+
+def _nothing(_: Mapping[int, int]) -> object:
+    return ()
 
 
 # Packets are frozen records, and the simulator hands one to every member (coreapi/memo.py).
@@ -65,16 +77,23 @@ digest_once: DecodeMemo[RmpPacket, ConfirmDigest] = DecodeMemo(digest, kinds=(Rm
 def options_to_read(packet: RmpPacket, held: Mapping[int, int]) -> Sequence[Option]:
     """The options of ``packet`` a member must read, in order, given ``held``: the last number
     (16 bits) of each station whose start it has settled. The caller makes sure the Confirms
-    skipped would do nothing else: its sender is no stranger and did not just restart."""
+    skipped would do nothing else: its sender did not just restart (a Confirm of its own
+    number is then its resumption marker, §2.8). A stranger's are skipped too: a Confirm of
+    what we hold is no hearsay (Reminder.on_confirm)."""
     options = packet.options
     if len(options) < DIGEST_FROM:
         return options
     summary = digest_once(packet)
     if not summary.usable:
         return options
+    try:
+        # The usual case, every Confirm at the number we hold: one C call and one tuple
+        # comparison (a KeyError: a station we hold nothing settled for, read below).
+        if summary.held_of(held) == summary.wire_values:
+            return summary.rest
+    except KeyError:
+        pass
     differ = summary.on_wire.items() - held.items()
-    if not differ:
-        return summary.rest
     place = summary.place
     sources = sorted((source for source, _ in differ), key=place.__getitem__)
     return (*(summary.confirms[source] for source in sources), *summary.rest)

@@ -83,6 +83,11 @@ class Reminder:
         if station is None:
             return  # never heard from it ourselves: no phantom stations from hearsay
         seq = unwrap(option.seq, station.last_valid)
+        if seq <= station.last_valid and station.history_known:
+            # What we hold already, its start settled: it tells us nothing, whoever says it,
+            # so it is no hearsay to refuse either. The common case (issue 18): such Confirms
+            # are mostly skipped unread (rmp/digest.py), a stranger's first packet's included.
+            return
         if confirmer.stranger and seq > station.source_seq + STRANGER_HEARSAY:
             # Hearsay far beyond what the station itself said it sent, from a station none
             # of whose data we took in (a phantom's?): believed only STRANGER_HEARSAY packets

@@ -72,6 +72,9 @@ class WindowVersion:
     # A packet piggybacks a Confirm per station (§2.3); comparing them with this, in C, finds
     # the few that tell us something (rmp/digest.py; issue 18).
     wire_last_valid: dict[int, int] = field(default_factory=dict)
+    # Every depth (§2.5) is a stored value plus this base: an emission that moves most of the
+    # queue back by one raises the base and lowers the few it does not move (issue 18).
+    depth_base: int = 0
 
 
 @dataclass(slots=True)
@@ -82,7 +85,7 @@ class Station:
     window_version: WindowVersion = field(repr=False, compare=False)
     ident: int
     _last_valid: int  # §2.1: the last in-sequence number received (unbounded, coreapi.seqnum)
-    depth: int  # §2.5: our estimate of its place in the virtual queue
+    _depth: int  # §2.5: our estimate of its place in the virtual queue, less the depth_base
     last_heard: float
     address: tuple[str, int] | None = None
     confirmed: bool = True  # §2.1 A flag: its last_valid went out in a multicast data packet
@@ -126,6 +129,14 @@ class Station:
     @property
     def stranger(self) -> bool:
         return not self._accepted_any
+
+    @property
+    def depth(self) -> int:
+        return self._depth + self.window_version.depth_base
+
+    @depth.setter
+    def depth(self, value: int) -> None:
+        self._depth = value - self.window_version.depth_base
 
     @property
     def last_valid(self) -> int:
@@ -185,7 +196,7 @@ class StationList:
     def __init__(self, own: int, stranger_tick: float = 0.0) -> None:
         self.own = own
         self.stranger_tick = stranger_tick  # seconds; 0: strangers' deadlines are exact
-        self._own_depth = 0
+        self._own_depth = 0  # stored as the stations' are: less the depth_base
         self._stations: dict[int, Station] = {}
         # Every station and we, in the order of the virtual queue (§2.5): depths never
         # decrease along it. An emission changes only those in front of the emitter, so it
@@ -220,7 +231,8 @@ class StationList:
         if len(self._stations) >= MAX_STATIONS:
             return None
         depth = self._depth_at(len(self._queue) - 1) + 1  # the back: the deepest plus one
-        station = Station(self.window_version, ident, last_valid, depth, now)
+        base = self.window_version.depth_base
+        station = Station(self.window_version, ident, last_valid, depth - base, now)
         station.order = next(self._order)
         station.first_heard = now
         self._stations[ident] = station
@@ -282,12 +294,12 @@ class StationList:
     @property
     def depth(self) -> int:
         """Our own depth (§2.5)."""
-        return self._own_depth
+        return self._own_depth + self.window_version.depth_base
 
     @depth.setter
     def depth(self, value: int) -> None:
         self._queue.remove(self.own)
-        self._own_depth = value
+        self._own_depth = value - self.window_version.depth_base
         place = 0  # behind those no deeper, as the rule "depth < sender's" treats ties
         while place < len(self._queue) and self._depth_at(place) <= value:
             place += 1
@@ -295,7 +307,7 @@ class StationList:
 
     def at_front(self) -> bool:
         """Whether no station is in front of us in the virtual queue (§2.5): none shallower."""
-        return self._depth_at(0) >= self._own_depth
+        return self._depth_at(0) >= self.depth
 
     def joined(self) -> None:
         """§2.5: on joining, our depth is the number of active stations plus one."""
@@ -307,35 +319,47 @@ class StationList:
         incremented ... from an other station which had a higher depth" is the same rule."""
         if ident != self.own and ident not in self._stations:
             return
-        own, stations, queue = self.own, self._stations, self._queue
-        sender_depth = self._own_depth if ident == own else stations[ident].depth
-        place = 0
-        # The walk in one loop, without a call per place: with members drawing in turn, the
-        # emitter is at the back and every data packet walks the whole queue (issue 18).
-        for place in range(len(queue)):  # the emitter itself ends the walk
-            member = queue[place]
-            if member == own:
-                if self._own_depth >= sender_depth:
-                    break
-                self._own_depth += 1
-            else:
-                station = stations[member]
-                if station.depth >= sender_depth:
-                    break
-                station.depth += 1
-        while queue[place] != ident:  # past any tied with it (a join's depth may tie)
-            place += 1
+        queue, stored = self._queue, self._stored
+        place = queue.index(ident)  # in C
+        sender = stored(ident)
+        # Depths never decrease along the queue: those in front of the emitter are shallower
+        # than it, but for any tied with it (a join's depth may tie), found walking back.
+        front = place
+        while front > 0 and stored(queue[front - 1]) >= sender:
+            front -= 1
+        # Everyone in front moves back by one. With members drawing in turn the emitter is at
+        # the back, so rather than walk the whole queue on every data packet (issue 18) the
+        # base is raised and the few behind are moved forward again: the shorter walk.
+        behind = len(queue) - front - 1
+        if front <= behind:
+            for member in queue[:front]:
+                self._add_stored(member, 1)
+        else:
+            self.window_version.depth_base += 1
+            for member in queue[front:]:
+                if member != ident:
+                    self._add_stored(member, -1)
         del queue[place]
         queue.insert(0, ident)
         self._set_depth_at(0, 0)
 
+    def _stored(self, ident: int) -> int:
+        """A depth as stored (less the base): comparisons between depths need no base."""
+        return self._own_depth if ident == self.own else self._stations[ident]._depth
+
+    def _add_stored(self, ident: int, delta: int) -> None:
+        if ident == self.own:
+            self._own_depth += delta
+        else:
+            self._stations[ident]._depth += delta
+
     def _depth_at(self, place: int) -> int:
         ident = self._queue[place]
-        return self._own_depth if ident == self.own else self._stations[ident].depth
+        return self.depth if ident == self.own else self._stations[ident].depth
 
     def _set_depth_at(self, place: int, depth: int) -> None:
         ident = self._queue[place]
         if ident == self.own:
-            self._own_depth = depth
+            self._own_depth = depth - self.window_version.depth_base
         else:
             self._stations[ident].depth = depth

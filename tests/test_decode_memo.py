@@ -1,12 +1,14 @@
-"""coreapi.memo: one decode per datagram object, however many members are handed it."""
+"""coreapi.memo: one decode per datagram object (or payload value), however many members are
+handed it."""
 
 from __future__ import annotations
 
 import pytest
 
-from coreapi.memo import DecodeMemo
+from coreapi.memo import DecodeMemo, ValueMemo
 from mtp.wire import decode_once as mtp_decode_once
 from rmp.wire import decode_once as rmp_decode_once
+from whiteboard.sim.session import SimSession
 from whiteboard.transport.raw.wire import RawPacket, RawType
 from whiteboard.transport.raw.wire import decode_once as raw_decode_once
 
@@ -66,3 +68,40 @@ def test_every_transport_decodes_through_a_memo() -> None:
     assert raw_decode_once(datagram) is raw_decode_once(datagram)
     for decode_once in (rmp_decode_once, mtp_decode_once):
         assert isinstance(decode_once, DecodeMemo)
+
+
+def test_a_value_memo_decodes_equal_payloads_once_and_nothing_else() -> None:
+    decoder = CountingDecoder()
+    memo = ValueMemo(decoder, size=2)
+    payload = bytes([1, 2, 3])
+    copies = [bytes(bytearray(payload)) for _ in range(99)]  # each member's own copy
+    first = memo(payload)
+    assert all(memo(copy) is first for copy in copies)
+    assert (decoder.calls, memo.hits) == (1, 99)
+    for _ in range(2):
+        with pytest.raises(ValueError, match="malformed"):
+            memo(b"bad payload")  # each replica counts it itself
+    buffer = bytearray(b"\x05")
+    assert memo(buffer) == (5,)
+    buffer[0] = 6
+    assert memo(buffer) == (6,)
+    memo(b"\x01")
+    memo(b"\x02")  # the memo holds two: the oldest, payload, is forgotten
+    memo(payload)
+    assert decoder.calls == 8
+    with pytest.raises(ValueError, match="at least one entry"):
+        ValueMemo(decoder, size=0)
+
+
+def test_the_simulator_decodes_each_stroke_once_for_the_group() -> None:
+    session = SimSession("rmp", 4, seed=2)
+    for index in range(4):
+        session.start(index)
+    session.network.run(until=3.0)
+    for _ in range(10):
+        session.draw(0)
+    session.network.run(until=10.0)
+    assert all(len(peer.replica.board) == 10 for peer in session.peers)
+    assert session.converged()
+    # Four replicas (the drawer's own included) are handed each stroke; one decodes it.
+    assert session.op_decoder.hits == 3 * 10

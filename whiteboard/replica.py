@@ -7,6 +7,7 @@ The same class serves the app, the headless peer and the simulator, so what the 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -49,7 +50,10 @@ class ReplicaStats:
 
 
 class Replica:
-    def __init__(self) -> None:
+    def __init__(self, decode: Callable[[bytes], Op] = decode_op) -> None:
+        # ``decode``: the simulator gives its replicas one shared memo of decode_op
+        # (coreapi/memo.py ValueMemo), so that a stroke is decoded once for the whole group.
+        self._decode = decode
         self.board = Board()
         self.stats = ReplicaStats()
         self._last_counter: dict[int, int] = {}
@@ -97,7 +101,7 @@ class Replica:
         if is_carried(event.payload):
             return self._take_carried(event)
         try:
-            op = decode_op(event.payload)
+            op = self._decode(event.payload)
         except OpDecodeError as exc:
             self.stats.rejected += 1
             self.last_rejection = str(exc)

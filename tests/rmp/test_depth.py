@@ -198,6 +198,7 @@ def test_s2_5_the_ordered_queue_gives_the_depths_of_the_rule(
             stations.joined()
             naive.own = len(naive.others) + 1
         assert (stations.depth, depths(stations)) == (naive.own, naive.others)
+        assert stations.at_front() == all(d >= naive.own for d in naive.others.values())
 
 
 def test_the_proven_stations_are_those_taken_in_sequence_and_still_listed() -> None:

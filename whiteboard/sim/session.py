@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 
-from whiteboard.board import Op, OpId, encode_op
+from coreapi.memo import ValueMemo
+from whiteboard.board import Op, OpId, decode_op, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
@@ -101,6 +102,8 @@ class SimSession:
         self.source_data_losses = 0
         self._recent_strokes: deque[bytes] = deque(maxlen=RECENT_STROKES)
         self.network.source_drop_observers.append(self._on_source_drop)
+        # Every replica runs in this process: a stroke is decoded once for the group.
+        self.op_decoder: ValueMemo[Op] = ValueMemo(decode_op)
         self.on_delivered: Callable[[Peer, Delivered], None] | None = None
         # Hooks for what watches members as an application would (whiteboard/sim/recording.py
         # records their sessions, the collab workload announces their presence). Empty, they
@@ -115,7 +118,7 @@ class SimSession:
     def start(self, index: int) -> None:
         """Boot (or reboot after a crash) peer ``index`` with an empty board, and join."""
         peer = self.peers[index]
-        peer.replica = Replica()
+        peer.replica = Replica(self.op_decoder)
         peer.ready = False
         peer.ready_at = None
         peer.started_at = self.network.now
