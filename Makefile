@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 run: $(STAMP)
 	$(BIN)/whiteboard
 
-STRICT := coreapi rmp mtp whiteboard/board whiteboard/transport
+STRICT := coreapi rmp mtp whiteboard/board whiteboard/transport whiteboard/security
 
 test: $(STAMP)
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest

@@ -1,0 +1,25 @@
+"""Private sessions (issue 21): a key derived from the session's passphrase, and the sealed
+envelope every datagram travels in, below the protocol cores (docs/security.md)."""
+
+from whiteboard.security.envelope import (
+    ENVELOPE_OVERHEAD,
+    Opener,
+    Sealer,
+    SealError,
+    SealFailure,
+    is_sealed,
+)
+from whiteboard.security.keys import SessionKey, derive_session_key
+from whiteboard.security.replay import ReplayWindow
+
+__all__ = [
+    "ENVELOPE_OVERHEAD",
+    "Opener",
+    "ReplayWindow",
+    "SealError",
+    "SealFailure",
+    "Sealer",
+    "SessionKey",
+    "derive_session_key",
+    "is_sealed",
+]

@@ -1,0 +1,150 @@
+"""The sealed envelope: every datagram of a private session, whatever its transport, travels
+inside one (docs/security.md has the byte layout and the reasons).
+
+    magic "WBs" | version 1 | key id (8) | sender (8) | counter (8) | ciphertext | tag (16)
+
+ChaCha20-Poly1305 (RFC 8439) under a key of the sender's own, derived from the session key and
+the sender's random 64-bit id, with the counter as the nonce: a nonce never repeats under one
+key, across restarts too (each run draws a new id). The 28-byte header is authenticated
+associated data. An opener rejects, counted by kind and before any protocol core sees it,
+what is not sealed, what belongs to another session (key id), what fails authentication, and
+what it has accepted before (a replay window per sender). A stranger's datagram costs one key
+derivation and one failed decryption, and leaves nothing behind: state is kept per sender only
+once one of its datagrams proved authentic, for at most ``max_senders`` senders.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from collections import Counter, OrderedDict
+from collections.abc import Callable
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+
+from whiteboard.security.keys import KEY_ID_SIZE, SessionKey
+from whiteboard.security.replay import DEFAULT_WINDOW, ReplayWindow
+
+MAGIC = b"WBs"
+VERSION = 1
+SENDER_SIZE = 8
+COUNTER_SIZE = 8
+TAG_SIZE = 16
+HEADER_SIZE = len(MAGIC) + 1 + KEY_ID_SIZE + SENDER_SIZE + COUNTER_SIZE  # 28
+ENVELOPE_OVERHEAD = HEADER_SIZE + TAG_SIZE  # 44 bytes a datagram grows by
+MAX_SENDERS = 1024  # senders whose key and replay window are kept (least recently heard go)
+_KEY_AT = len(MAGIC) + 1
+_SENDER_AT = _KEY_AT + KEY_ID_SIZE
+_COUNTER_AT = _SENDER_AT + SENDER_SIZE
+_NONCE_PAD = bytes(12 - COUNTER_SIZE)
+
+
+class SealFailure(enum.Enum):
+    """Why a datagram was not opened; each is counted under its value."""
+
+    NOT_SEALED = "clear_dropped"  # no envelope: a member without a passphrase, or a stranger
+    FOREIGN_KEY = "foreign_key_dropped"  # another private session on the same group
+    MALFORMED = "envelope_malformed"  # our magic, but too short or another version
+    FORGED = "auth_failures"  # our key id, but not made with our key, or altered on the way
+    REPLAYED = "replays_dropped"  # authentic, but accepted before (or too old to tell)
+
+
+class SealError(Exception):
+    def __init__(self, failure: SealFailure, detail: str) -> None:
+        super().__init__(detail)
+        self.failure = failure
+
+
+def is_sealed(datagram: bytes) -> bool:
+    """Whether ``datagram`` is in an envelope (of any session); for a member without a
+    passphrase, to tell the person that a private session shares its group."""
+    return datagram[: len(MAGIC)] == MAGIC
+
+
+def _sender_cipher(key: SessionKey, sender: bytes) -> ChaCha20Poly1305:
+    return ChaCha20Poly1305(key.subkey(b"seal sender " + sender))
+
+
+class Sealer:
+    """Seals what one member sends. ``sender`` (random by default) must never be reused with
+    the same session key: a member draws a new one for every run."""
+
+    def __init__(self, key: SessionKey, sender: bytes | None = None) -> None:
+        self.sender = os.urandom(SENDER_SIZE) if sender is None else sender
+        if len(self.sender) != SENDER_SIZE:
+            raise ValueError(f"a sender id has {SENDER_SIZE} bytes, not {len(self.sender)}")
+        self._prefix = MAGIC + bytes([VERSION]) + key.key_id + self.sender
+        self._cipher = _sender_cipher(key, self.sender)
+        self.counter = 0
+
+    def seal(self, payload: bytes) -> bytes:
+        counter = self.counter
+        if counter >= 1 << (8 * COUNTER_SIZE):
+            raise RuntimeError("this sender's nonces are spent: start a new run")
+        self.counter = counter + 1
+        counter_bytes = counter.to_bytes(COUNTER_SIZE, "big")
+        header = self._prefix + counter_bytes
+        return header + self._cipher.encrypt(_NONCE_PAD + counter_bytes, payload, header)
+
+
+class Opener:
+    """Opens what the members of one private session send; counts what it refuses."""
+
+    def __init__(
+        self,
+        key: SessionKey,
+        max_senders: int = MAX_SENDERS,
+        window: int = DEFAULT_WINDOW,
+        cipher_for: Callable[[SessionKey, bytes], ChaCha20Poly1305] = _sender_cipher,
+    ) -> None:
+        self._key = key
+        self._max_senders = max_senders
+        self._window = window
+        self._cipher_for = cipher_for
+        # sender id -> (its cipher, its replay window), least recently heard first
+        self._senders: OrderedDict[bytes, tuple[ChaCha20Poly1305, ReplayWindow]] = OrderedDict()
+        self.refused: Counter[SealFailure] = Counter()
+
+    @property
+    def senders(self) -> int:
+        return len(self._senders)
+
+    def open(self, datagram: bytes) -> tuple[bytes, bytes]:
+        """(sender id, payload) of an authentic datagram never accepted before; raises
+        SealError (counted in ``refused``) otherwise."""
+        try:
+            return self._open(datagram)
+        except SealError as exc:
+            self.refused[exc.failure] += 1
+            raise
+
+    def _open(self, datagram: bytes) -> tuple[bytes, bytes]:
+        if not is_sealed(datagram):
+            raise SealError(SealFailure.NOT_SEALED, "a datagram in clear in a private session")
+        if len(datagram) < ENVELOPE_OVERHEAD or datagram[len(MAGIC)] != VERSION:
+            raise SealError(SealFailure.MALFORMED, "an envelope too short or of another version")
+        if datagram[_KEY_AT:_SENDER_AT] != self._key.key_id:
+            raise SealError(SealFailure.FOREIGN_KEY, "a datagram of another private session")
+        sender = bytes(datagram[_SENDER_AT:_COUNTER_AT])
+        counter_bytes = bytes(datagram[_COUNTER_AT:HEADER_SIZE])
+        counter = int.from_bytes(counter_bytes, "big")
+        known = self._senders.get(sender)
+        if known is not None and not known[1].check(counter):
+            raise SealError(SealFailure.REPLAYED, f"counter {counter} was accepted before")
+        cipher = known[0] if known is not None else self._cipher_for(self._key, sender)
+        try:
+            payload = cipher.decrypt(
+                _NONCE_PAD + counter_bytes, bytes(datagram[HEADER_SIZE:]), datagram[:HEADER_SIZE]
+            )
+        except InvalidTag:
+            raise SealError(SealFailure.FORGED, "a datagram that fails authentication") from None
+        if known is None:
+            known = (cipher, ReplayWindow(self._window))
+            self._senders[sender] = known
+            if len(self._senders) > self._max_senders:
+                self._senders.popitem(last=False)
+        else:
+            self._senders.move_to_end(sender)
+        known[1].accept(counter)
+        return sender, payload
