@@ -115,6 +115,22 @@ class TransportDescription:
     # The ``to`` value of the core's ``phase`` protocol event -> its meaning for the session
     # state a person sees (whiteboard/app/session_state.py); empty: no phases reported.
     phases: Mapping[str, PhaseMeaning] = field(default_factory=dict)
+    # The largest datagram the core sends (bytes of UDP payload), and the parameter that lowers
+    # it, if any: a private session's envelope takes its share (whiteboard/security).
+    largest_datagram: int = 1472
+    datagram_param: str | None = None
+
+    def params_within(self, params: Mapping[str, object], limit: int) -> dict[str, object]:
+        """``params`` with the core's datagrams kept to ``limit`` bytes; ``ValueError`` if
+        this transport cannot make them that small."""
+        if self.datagram_param is not None:
+            return {**params, self.datagram_param: limit}
+        if self.largest_datagram > limit:
+            raise ValueError(
+                f"the {self.name} transport sends datagrams of up to {self.largest_datagram} "
+                f"bytes, more than the {limit} a private session leaves"
+            )
+        return dict(params)
 
     def param(self, name: str) -> ParamSpec:
         for spec in self.params:

@@ -11,6 +11,7 @@ from coreapi.description import (
     TransportDescription,
     describe_params,
 )
+from mtp.codes import HEADER_SIZE
 from mtp.params import PROFILES, TRANSPORT_TYPES, params_from_mapping
 
 _N = ParamNote
@@ -107,6 +108,7 @@ DESCRIPTION = TransportDescription(
     # a stroke goes whole at pen-up, as one message.
     live_strokes=False,
     resyncable=True,
+    largest_datagram=HEADER_SIZE + 1400,  # RFC 1301 Figure 1's header and max_data_unit's top
     roles=(
         Role(
             "master",

@@ -18,9 +18,11 @@ from rmp.store import RetentionStore
 from rmp.wire import Confirm, Nack, NackRange, RmpPacket, encode, ntp_middle32
 
 # Sizes. A data packet must still fit, wrapped in a Retransmit (8 + 8 + 8 bytes more), in one
-# Ethernet-sized UDP payload (1472 bytes), so it is kept to 1448 bytes.
-MAX_PACKET = 1448
+# Ethernet-sized UDP payload (1472 bytes, the ``max_datagram`` parameter; less in a private
+# session, whose envelope takes its share), so it is kept to 1448 bytes (max_datagram - 24).
 MAX_DATAGRAM_OUT = 1472
+RETRANSMIT_WRAP = 24
+MAX_PACKET = MAX_DATAGRAM_OUT - RETRANSMIT_WRAP
 MAX_PAYLOAD = 1200
 
 COUNTERS = (
@@ -85,6 +87,8 @@ class Shared:
         self.upper = upper
         self.rng = rng
         self.params = params
+        self.max_datagram = params.max_datagram
+        self.max_packet = params.max_datagram - RETRANSMIT_WRAP  # see MAX_PACKET
         self.phase = Phase.NEW  # written by RmpCore._enter only
         self.stations = StationList(member_id, stranger_tick=params.nack_retry * STRANGER_TICK)
         # §2.7's store, split: our own packets apart from others', so that a burst from others
@@ -119,7 +123,7 @@ class Shared:
 
     def transmit(self, packet: RmpPacket, to: Address | None, now: float) -> None:
         data = encode(packet)
-        assert len(data) <= MAX_DATAGRAM_OUT, len(data)
+        assert len(data) <= self.max_datagram, len(data)
         self.outbox.append((data, to))
         self.counters["datagrams_sent"] += 1
         if to is None:

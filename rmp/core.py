@@ -223,8 +223,8 @@ class RmpCore:
         )
         # A whole datagram's packet is as long as the datagram (fixed-size options, checked
         # padding): len(data) is its wire_size without summing a Confirm per station.
-        if (packet.data is not None and len(data) > MAX_PACKET) or (
-            inner is not None and inner.wire_size > MAX_PACKET
+        if (packet.data is not None and len(data) > s.max_packet) or (
+            inner is not None and inner.wire_size > s.max_packet
         ):
             # No member of ours makes a data packet this large; stored, it could not even be
             # retransmitted (it would not fit a datagram).

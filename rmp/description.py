@@ -69,6 +69,12 @@ _NOTES: dict[str, ParamNote] = {
     ),
     "window": _N("Image parts sent but not yet confirmed by the joiner, at most (§5)", 1, 999_999),
     "image_part": _N("Bytes of board state per image packet", 64, 1300, unit="bytes"),
+    "max_datagram": _N(
+        "The largest datagram sent; a private session sets it to leave room for its envelope",
+        1300,
+        1472,
+        unit="bytes",
+    ),
     "keepalive": _N(
         "An idle station multicasts its confirmations this often (extension)",
         0.001,
@@ -95,6 +101,7 @@ DESCRIPTION = TransportDescription(
     check=params_from_mapping,
     live_strokes=True,
     resyncable=True,
+    datagram_param="max_datagram",
     events={"nack_sent": EventKind.NACK_SENT, "retransmission": EventKind.RETRANSMISSION},
     # rmp.context.Phase, by value. A joining member's sends are queued (RR-2100 §2.8).
     phases={

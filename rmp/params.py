@@ -7,6 +7,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 
+MIN_DATAGRAM = 1300  # bytes: MAX_PAYLOAD (1,200) with its headers, options and a Retransmit
+
 
 @dataclass(frozen=True, slots=True)
 class RmpParams:
@@ -58,6 +60,9 @@ class RmpParams:
     forget_after: float = 60.0
     give_up_after: float = 300.0  # stop asking for a packet (reported as a failure)
     leave_linger: float = 5.0  # on leaving, serve repairs until confirmed, at most this long
+    # The largest datagram we send: one Ethernet-sized UDP payload; a private session's
+    # envelope (whiteboard/security) takes 44 bytes of it, and sets this to the rest.
+    max_datagram: int = 1472
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -78,6 +83,13 @@ class RmpParams:
             raise ValueError("rmp parameters need keepalive < suspect_after < forget_after")
         if not 64 <= self.image_part <= 1300:
             raise ValueError("rmp parameter image_part must be from 64 to 1300 bytes")
+        if not MIN_DATAGRAM <= self.max_datagram <= 1472:
+            raise ValueError(
+                f"rmp parameter max_datagram must be from {MIN_DATAGRAM} to 1472 bytes "
+                "(a payload of 1,200 bytes must fit, with its headers and a Retransmit)"
+            )
+        if self.image_part > self.max_datagram - 160:
+            raise ValueError("rmp parameter image_part must leave 160 bytes of max_datagram")
 
 
 # The report's own values (RR-2100 §2.3, §2.4, §2.6, §2.7, §2.8).
@@ -117,6 +129,7 @@ _INT_FIELDS = {
     "multicast_threshold",
     "window",
     "image_part",
+    "max_datagram",
 }
 
 

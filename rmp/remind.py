@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coreapi import MemberState
 from coreapi.seqnum import to_wire, unwrap
-from rmp.context import MAX_PACKET, Shared
+from rmp.context import Shared
 from rmp.sequencing import Sequencer
 from rmp.stations import Station
 from rmp.wire import Confirm, Remind, RmpPacket
@@ -147,7 +147,7 @@ class Reminder:
             return
         self.remind_count += 1
         assert last.data is not None
-        budget = MAX_PACKET - last.wire_size - 4
+        budget = s.max_packet - last.wire_size - 4
         confirms, _ = self.confirm_options(budget)
         # §2.4: "the emitter must retransmit its last message periodically", the remind
         # option first. Its confirmations do not set the A flags: only new data does.

@@ -10,7 +10,7 @@ from coreapi import MemberState
 from coreapi.boardstate import StateFormat, pack_state
 from coreapi.seqnum import to_wire
 from rmp.batch import MAX_BATCH_BYTES, MAX_BATCH_COUNT, framed_size, pack_batch
-from rmp.context import MAX_PACKET, Phase, Shared
+from rmp.context import Phase, Shared
 from rmp.image import split_image
 from rmp.ordering import Delivery
 from rmp.remind import Reminder
@@ -199,7 +199,7 @@ class Sender:
         final: Data | Batch | Image = Batch(batch) if batch else Data()
         if job is not None:
             final = Image(last=last)
-        confirms, confirmed = self._reminder.confirm_options(MAX_PACKET - 24 - len(data))
+        confirms, confirmed = self._reminder.confirm_options(self._s.max_packet - 24 - len(data))
         packet = RmpPacket(
             seq=to_wire(s.seq),
             timestamp=s.timestamp(now),
@@ -225,5 +225,5 @@ class Sender:
             return
         # Extension: RMP is silent when idle, so a periodic control packet (our confirmations,
         # and our S_n in its header) keeps us known alive and lets others see a lost last packet.
-        confirms, _ = self._reminder.confirm_options(MAX_PACKET - 16)
+        confirms, _ = self._reminder.confirm_options(self._s.max_packet - 16)
         s.send_control(tuple(confirms), None, now)

@@ -22,6 +22,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("whiteboard.board",),  # ops, the board model, its codec and file format
     ("whiteboard.presence",),  # who is drawing where (not ops)
     ("whiteboard.carry",),  # ops handed on to a board that lacks them
+    ("whiteboard.security",),  # private sessions: the session key, the sealed envelope
     ("whiteboard.transport",),  # the interface, the driver, the registry, the raw reference
     ("rmp", "mtp"),  # the protocol cores
     ("whiteboard.replica", "whiteboard.net"),  # a board fed by a transport; real sockets

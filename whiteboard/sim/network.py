@@ -21,6 +21,7 @@ import random
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from whiteboard.security.channel import PrivateChannel
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address, CoreFactory
@@ -218,8 +219,10 @@ class SimNetwork:
         member_id: int,
         params: dict[str, object],
         handler: EventHandler,
+        channel: PrivateChannel | None = None,
     ) -> CoreDriver:
-        """Boot ``station`` (again, after a crash) with a fresh core, and open it."""
+        """Boot ``station`` (again, after a crash) with a fresh core, and open it; with
+        ``channel``, in a private session (its datagrams sealed)."""
         if station.up:
             raise RuntimeError(f"station {station.index} is already up")
         station.incarnation += 1
@@ -235,6 +238,7 @@ class SimNetwork:
             station,
             handler,
             strict=True,
+            channel=channel,
         )
         station.driver.open()
         return station.driver

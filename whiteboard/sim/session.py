@@ -14,6 +14,8 @@ from coreapi.memo import ValueMemo
 from whiteboard.board import Op, OpId, decode_op, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
+from whiteboard.security import SessionKey
+from whiteboard.security.channel import PrivateChannel
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -24,7 +26,7 @@ from whiteboard.transport.events import (
     MemberChanged,
     Ready,
 )
-from whiteboard.transport.registry import core_factory
+from whiteboard.transport.registry import core_factory, describe
 
 # Strokes sent lately, by anyone: a datagram lost at its sender that carries one of them is a
 # data packet (or a repair of one), whoever sent it (RMP repairs another member's packets).
@@ -102,6 +104,9 @@ class SimSession:
         self.source_data_losses = 0
         self._recent_strokes: deque[bytes] = deque(maxlen=RECENT_STROKES)
         self.network.source_drop_observers.append(self._on_source_drop)
+        # Private sessions (issue 21): the key of each peer that has one; the others are in
+        # clear. Peers with different keys are in different sessions on the same group.
+        self.keys: dict[int, SessionKey] = {}
         # Every replica runs in this process: a stroke is decoded once for the group.
         self.op_decoder: ValueMemo[Op] = ValueMemo(decode_op)
         self.on_delivered: Callable[[Peer, Delivered], None] | None = None
@@ -125,6 +130,12 @@ class SimSession:
         peer.failures_since_start = []
         self._delivered[index] = set()
         params = dict(self.params_for(index))
+        key = self.keys.get(index)
+        channel = None if key is None else PrivateChannel(key)  # a new sender id each run
+        if channel is not None:
+            params = describe(self.transport).params_within(
+                params, self.network.mtu - channel.overhead
+            )
 
         def handler(event: Event) -> None:
             self._handle(peer, event)  # looked up per event: a test may wrap _handle later
@@ -139,6 +150,7 @@ class SimSession:
             member_id=peer.member_id,
             params=params,
             handler=wrapped,
+            channel=channel,
         )
         pending, peer.pending = peer.pending, []
         for payload in pending:  # drawn while the station was down

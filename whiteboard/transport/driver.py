@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from coreapi import MAX_INTRODUCTION
+from whiteboard.security.channel import SEALED_IN_PUBLIC, PrivateChannel
+from whiteboard.security.envelope import is_sealed
 from whiteboard.transport.events import Event, EventHandler, EventQueue, Failure
 from whiteboard.transport.interface import Address, CoreFactory
 
@@ -42,6 +44,11 @@ class CoreDriver:
     otherwise it is logged, counted and reported as a :class:`Failure`, and the member lives on.
     The caller's own mistakes are not bugs: ``send`` raises ``ValueError`` (too large) and
     ``RuntimeError`` (not in a session) whatever the mode.
+
+    ``channel``: a private session's (issue 21). Every datagram the core sends is sealed and
+    every datagram received opened first; what does not open is counted and dropped before
+    the core sees it. Without one, a sealed datagram is dropped and counted likewise (the core
+    would take it for a malformed one of its own). The person is told once of each kind.
     """
 
     def __init__(
@@ -55,8 +62,11 @@ class CoreDriver:
         handler: EventHandler,
         strict: bool = False,
         on_finished: Callable[[], None] | None = None,
+        channel: PrivateChannel | None = None,
     ) -> None:
         self.name = name
+        self._channel = channel
+        self.sealed_dropped = 0  # private sessions' datagrams, heard without a channel
         self._carrier = carrier
         self._handler = handler
         self._strict = strict
@@ -111,19 +121,48 @@ class CoreDriver:
     def counters(self) -> dict[str, int]:
         counters = dict(self.core.counters())
         counters["internal_errors"] = self.internal_errors
+        counters["sealed_dropped"] = self.sealed_dropped
+        if self._channel is not None:
+            counters.update(self._channel.counters())
         return counters
+
+    @property
+    def private(self) -> bool:
+        return self._channel is not None
 
     # -- the carrier's side ------------------------------------------------------------------
 
     def datagram_received(self, data: bytes, addr: Address) -> None:
-        self._call(lambda now: self.core.receive_datagram(data, addr, now))
+        opened = self._opened(data)
+        if opened is not None:
+            self._call(lambda now: self.core.receive_datagram(opened, addr, now))
+
+    def _opened(self, data: bytes) -> bytes | None:
+        """What the core is to read of ``data``: opened from its envelope in a private
+        session, as it is otherwise; None if refused (counted, the person told once)."""
+        if self._channel is None:
+            if not is_sealed(data):
+                return data
+            self.sealed_dropped += 1
+            message = SEALED_IN_PUBLIC if self.sealed_dropped == 1 else None
+        else:
+            opened, message = self._channel.open(data)
+            if opened is not None:
+                return opened
+        if message is not None:
+            self._events.failure(message)
+            self._pump()
+        return None
 
     def datagrams_received(self, batch: Sequence[tuple[bytes, Address]]) -> None:
         """Several datagrams read at once, each to the core, then one pump: the sends, events
         and timer of the whole batch (the carrier reads a burst in batches)."""
 
         def receive_all(_: float) -> None:
-            for data, addr in batch:
+            for sealed, addr in batch:
+                data = self._opened(sealed)
+                if data is None:
+                    continue
                 try:
                     self.core.receive_datagram(data, addr, self._carrier.now())
                 except Exception:
@@ -170,8 +209,9 @@ class CoreDriver:
                 except Exception:
                     self._contain()
                     outgoing = []
+                channel = self._channel
                 for data, dest in outgoing:
-                    self._carrier.transmit(data, dest)
+                    self._carrier.transmit(data if channel is None else channel.seal(data), dest)
                 dispatched = False
                 for event in self._events.drain():
                     dispatched = True

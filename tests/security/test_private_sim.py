@@ -1,0 +1,75 @@
+"""Private sessions in the simulator (issue 21): every transport's datagrams sealed below its
+core. Members of one private session draw together; another passphrase, or none, on the same
+group is another session that sees nothing of it and is told so, once."""
+
+from __future__ import annotations
+
+import pytest
+
+from whiteboard.security import derive_session_key
+from whiteboard.security.channel import REFUSAL_MESSAGES, SEALED_IN_PUBLIC
+from whiteboard.security.envelope import SealFailure
+from whiteboard.sim.network import Impairment
+from whiteboard.sim.session import SimSession
+from whiteboard.transport.registry import describe
+
+GROUP = "239.255.9.9:5009"
+# Peers 0-2: passphrase one; 3-4: passphrase two; 5: none. The first of each hosts (MTP).
+HOSTS = (0, 3, 5)
+
+
+@pytest.mark.parametrize(("transport", "loss"), [("raw", 0.0), ("rmp", 0.05), ("mtp", 0.05)])
+def test_sessions_with_other_passphrases_share_a_group_and_see_nothing_of_each_other(
+    transport: str, loss: float
+) -> None:
+    description = describe(transport)
+    host, member = description.host_role, description.member_role
+
+    def params_for(index: int) -> dict[str, object]:
+        if host is None or member is None:
+            return {}
+        return {description.role_param: (host if index in HOSTS else member).value}
+
+    one = derive_session_key("first passphrase", GROUP, "review")
+    two = derive_session_key("second passphrase", GROUP, "review")
+    session = SimSession(
+        transport, 6, seed=4, impairment=Impairment(loss=loss), params_for=params_for
+    )
+    session.keys = {0: one, 1: one, 2: one, 3: two, 4: two}
+    for index in range(6):
+        session.start(index)
+    session.network.run(until=5.0)
+    for _ in range(30):
+        for index in range(6):
+            session.draw(index)
+    session.network.run(until=40.0)
+    boards = [peer.replica.board for peer in session.peers]
+    assert [len(board) for board in boards] == [90, 90, 90, 60, 60, 30]
+    assert boards[0].hash() == boards[1].hash() == boards[2].hash()
+    assert boards[3].hash() == boards[4].hash()
+    counters = [peer.station.driver.counters() for peer in session.peers]
+    for index in range(5):
+        assert counters[index]["foreign_key_dropped"] > 0 and counters[index]["clear_dropped"] > 0
+        assert counters[index]["auth_failures"] == counters[index]["replays_dropped"] == 0
+        told = session.peers[index].failures_since_start
+        assert told.count(REFUSAL_MESSAGES[SealFailure.FOREIGN_KEY]) == 1
+        assert told.count(REFUSAL_MESSAGES[SealFailure.NOT_SEALED]) == 1
+    assert counters[5]["sealed_dropped"] > 0
+    assert session.peers[5].failures_since_start.count(SEALED_IN_PUBLIC) == 1
+    assert counters[5].get("malformed_dropped", 0) == 0  # the core never saw an envelope
+
+
+def test_a_private_session_keeps_every_datagram_within_the_mtu() -> None:
+    """RMP fills its data packets with Confirms up to its datagram limit; in a private session
+    the limit leaves room for the envelope (the simulator refuses anything over its MTU)."""
+    key = derive_session_key("a passphrase for all", GROUP)
+    session = SimSession("rmp", 40, seed=2)
+    session.keys = dict.fromkeys(range(40), key)
+    for index in range(40):
+        session.start(index)
+    session.network.run(until=3.0)
+    for index in range(40):
+        session.draw(index)
+    session.network.run(until=15.0)
+    assert all(len(peer.replica.board) == 40 for peer in session.peers)
+    assert session.converged()
