@@ -16,6 +16,7 @@ from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run
 from whiteboard.transport.registry import describe, transport_names
 
 if TYPE_CHECKING:
+    from whiteboard.security import SessionKey
     from whiteboard.sim.scenario import Crash
 
 
@@ -220,6 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--tx-loss", type=_probability, default=0.0)
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
+    _add_passphrase_option(peer)
     peer.add_argument(
         "--role",
         default=None,
@@ -319,9 +321,38 @@ def _run_peer(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
         record=not args.no_log,
         board=args.board,
+        key=_session_key(args, args.group),
     )
     _print(run_peer(config), args.json)
     return 0
+
+
+def _add_passphrase_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--passphrase-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="join a private session: its passphrase is this file's first line (else the "
+        "WHITEBOARD_PASSPHRASE environment variable; never on the command line)",
+    )
+    parser.add_argument(
+        "--session-name",
+        default="",
+        metavar="NAME",
+        help="a private session's name: with the group, it salts the key (default: none)",
+    )
+
+
+def _session_key(args: argparse.Namespace, group: str) -> SessionKey | None:
+    """The key of the private session the arguments name, or None (a session in clear)."""
+    from whiteboard.security import derive_session_key
+    from whiteboard.security.passphrase_source import read_passphrase
+
+    passphrase = read_passphrase(args.passphrase_file)
+    if passphrase is None:
+        return None
+    return derive_session_key(passphrase, group, args.session_name)
 
 
 def _run_replay(args: argparse.Namespace) -> int:

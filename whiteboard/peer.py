@@ -29,6 +29,7 @@ from whiteboard.presence import (
     name_card_of,
 )
 from whiteboard.replica import Replica
+from whiteboard.security import SessionKey
 from whiteboard.sessionlog import (
     RecordingHandler,
     SessionHeader,
@@ -67,6 +68,7 @@ class PeerConfig:
     # A board file (.wbd) this member holds before it joins, as one that has been in the
     # session a long time: what a late joiner is given (benchmarks/bench_join.py).
     board: Path | None = None
+    key: SessionKey | None = None  # a private session's (whiteboard/security); None: in clear
 
     def __post_init__(self) -> None:
         if self.send < 0:
@@ -117,6 +119,7 @@ class HeadlessPeer:
             self._recorder,
             config.params,
             on_finished=self._done,
+            key=config.key,
         )
         self.log: SessionLogWriter | None = None
         if config.record:
@@ -189,6 +192,9 @@ class HeadlessPeer:
             "nacks_sent": counters.get("nacks_sent", 0),
             "retransmissions": counters.get("retransmissions", 0),
             "malformed_dropped": counters.get("malformed_dropped", 0),
+            # Private sessions: datagrams that failed the session's authentication.
+            "auth_failures": counters.get("auth_failures", 0),
+            "private": self.config.key is not None,
             "duplicates_delivered": self.replica.stats.duplicates_delivered,
             "rejected_ops": self.replica.stats.rejected,
             "tx_loss_injected": self.carrier.stats.tx_loss_injected,

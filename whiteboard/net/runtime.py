@@ -22,6 +22,8 @@ from whiteboard.net.sockets import (
     open_unicast_socket,
     receive_buffer_size,
 )
+from whiteboard.security import SessionKey
+from whiteboard.security.channel import ETHERNET_DATAGRAM, PrivateChannel
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address
@@ -226,11 +228,13 @@ def open_transport(
     params: Mapping[str, object] | None = None,
     member_id: int | None = None,
     on_finished: Callable[[], None] | None = None,
+    key: SessionKey | None = None,
 ) -> tuple[CoreDriver, MulticastCarrier]:
     """Build a transport on real sockets; call ``open()`` on the result to join.
 
     Raises ``TransportUnavailable``, ``ValueError`` (bad parameters) or ``OSError`` (the
-    network), each with a message a person can act on."""
+    network), each with a message a person can act on. With ``key``, a private session's
+    member: every datagram sealed (whiteboard/security), within an Ethernet frame."""
     factory = core_factory(transport)
     # The core's own stream, apart from the loss injection's.
     rng = random.Random(f"core:{config.seed}") if config.seed is not None else random.Random()
@@ -241,6 +245,9 @@ def open_transport(
     if group_param is not None:
         # A transport that names the group in its packets (MTP, RFC 1301 §2.3.2).
         params.setdefault(group_param, f"{config.group.host}:{config.group.port}")
+    channel = None if key is None else PrivateChannel(key)
+    if channel is not None:
+        params = describe(transport).params_within(params, ETHERNET_DATAGRAM - channel.overhead)
     carrier = MulticastCarrier(config, reactor)
     try:
         driver = CoreDriver(
@@ -252,6 +259,7 @@ def open_transport(
             carrier,
             handler,
             on_finished=on_finished,
+            channel=channel,
         )
     except Exception:
         carrier.release()

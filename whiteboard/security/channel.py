@@ -6,6 +6,8 @@ from __future__ import annotations
 from whiteboard.security.envelope import ENVELOPE_OVERHEAD, Opener, Sealer, SealError, SealFailure
 from whiteboard.security.keys import SessionKey
 
+ETHERNET_DATAGRAM = 1472  # bytes of UDP payload in one Ethernet frame (1500 - 20 - 8)
+
 # What a person is told, once each, when datagrams of a kind are refused.
 REFUSAL_MESSAGES = {
     SealFailure.FOREIGN_KEY: (

@@ -1,0 +1,132 @@
+"""Private sessions with real processes on loopback (issue 21): two `whiteboard peer`s with a
+passphrase draw together; a third on the same group without it sees none of their strokes and
+gets none of its own applied at theirs; an eavesdropper on the group reads no name and no op."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.processes import ROOT, child_env, whiteboard_command
+from whiteboard.net.sockets import GroupAddress
+from whiteboard.sessionlog.format import LocalOpRecord
+from whiteboard.sessionlog.reader import read_log
+
+
+def start_peer(
+    group: GroupAddress, name: str, log_dir: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
+    command = [
+        *("peer", "--group", str(group), "--iface", "127.0.0.1", "--ttl", "0"),
+        *("--name", name, "--json", "--log-dir", str(log_dir / name), *args),
+    ]
+    return subprocess.Popen(
+        whiteboard_command(*command),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(**(env or {})),
+        cwd=ROOT,
+    )
+
+
+def finish(process: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 0, err
+    result: dict[str, object] = json.loads(out)
+    return result
+
+
+class Eavesdropper:
+    """Joins the group on loopback and keeps every datagram sent to it."""
+
+    def __init__(self, group: GroupAddress) -> None:
+        self.datagrams: list[bytes] = []
+        self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self._socket.bind((group.host, group.port))
+        membership = socket.inet_aton(group.host) + socket.inet_aton("127.0.0.1")
+        self._socket.setsockopt(socket.IPPROTO_IP, socket.IP_ADD_MEMBERSHIP, membership)
+        self._socket.settimeout(0.2)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._listen, daemon=True)
+        self._thread.start()
+
+    def _listen(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.datagrams.append(self._socket.recv(65536))
+            except TimeoutError:
+                continue
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._socket.close()
+
+
+@pytest.mark.parametrize("transport", ["rmp", "mtp"])
+def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
+    transport: str, group: GroupAddress, tmp_path: Path
+) -> None:
+    secret = tmp_path / "passphrase"
+    secret.write_text("a long and private passphrase\n")
+    roles = {"alice": "master", "bob": "producer", "mallory": "master"}
+
+    def role(name: str) -> tuple[str, ...]:
+        return ("--role", roles[name]) if transport == "mtp" else ()
+
+    common = ("--transport", transport, "--send", "30", "--rate", "20", "--duration", "60")
+    eavesdropper = Eavesdropper(group)
+    try:
+        honest = [
+            start_peer(
+                group,
+                name,
+                tmp_path,
+                *common,
+                *role(name),
+                *("--wait-members", "1", "--until-delivered", "60", "--seed", str(n)),
+                *("--passphrase-file", str(secret)),
+            )
+            for n, name in enumerate(("alice", "bob"))
+        ]
+        stranger = start_peer(
+            group, "mallory", tmp_path, *common, *role("mallory"), "--until-delivered", "30"
+        )
+        results = [finish(process) for process in honest]
+        outsider = finish(stranger)
+    finally:
+        eavesdropper.stop()
+    for result in results:
+        assert result["private"] is True and result["delivered_total"] == 60, result
+        assert sorted(result["delivered_by_origin"].values()) == [30, 30]  # type: ignore[attr-defined]
+        assert result["auth_failures"] == 0
+        counters = result["counters"]
+        assert isinstance(counters, dict) and counters["clear_dropped"] > 0
+    assert results[0]["board_hash"] == results[1]["board_hash"]
+    assert outsider["private"] is False and outsider["delivered_total"] == 30
+    assert outsider["counters"]["sealed_dropped"] > 0  # type: ignore[index]
+    assert outsider["counters"].get("malformed_dropped", 0) == 0  # type: ignore[union-attr]
+
+    # What the honest members sent, as their logs have it, is nowhere on the wire.
+    def sent_by(name: str) -> list[bytes]:
+        return [
+            record.payload
+            for log in (tmp_path / name).glob("*")
+            for record in read_log(log).records
+            if isinstance(record, LocalOpRecord)
+        ]
+
+    sent = sent_by("alice") + sent_by("bob")
+    assert len(sent) >= 60 and len(eavesdropper.datagrams) > 100
+    wire = b"\x00".join(eavesdropper.datagrams)
+    # The outsider is in clear: its name and its strokes are there (the capture works).
+    assert b"mallory" in wire and all(payload[8:40] in wire for payload in sent_by("mallory"))
+    assert b"alice" not in wire and b"bob" not in wire
+    assert not any(payload[8:40] in wire for payload in sent)

@@ -1,0 +1,35 @@
+"""Where a passphrase comes from on the command line: a file (``--passphrase-file``) or the
+environment (``WHITEBOARD_PASSPHRASE``), never an argument, which every user of the machine
+can read in the process list (issue 21)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+ENV_VAR = "WHITEBOARD_PASSPHRASE"
+MAX_FILE_BYTES = 4096
+
+
+def read_passphrase(file: Path | None, environ: Mapping[str, str] | None = None) -> str | None:
+    """The passphrase of ``file``'s first line, else of the environment; None if neither.
+    ``ValueError`` with a message a person can act on if the file cannot be used."""
+    if file is not None:
+        try:
+            with file.open("rb") as handle:
+                data = handle.read(MAX_FILE_BYTES + 1)
+        except OSError as exc:
+            raise ValueError(f"cannot read the passphrase file {file}: {exc.strerror}") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise ValueError(f"the passphrase file {file} is over {MAX_FILE_BYTES} bytes")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(f"the passphrase file {file} is not UTF-8 text") from None
+        first = text.splitlines()[0] if text else ""
+        if not first:
+            raise ValueError(f"the passphrase file {file} is empty")
+        return first
+    value = (os.environ if environ is None else environ).get(ENV_VAR)
+    return value or None
