@@ -115,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
     _add_transport_options(sim, transports)
     sim.add_argument("--peers", type=_positive_int, default=3)
+    _add_passphrase_option(sim)
     sim.add_argument("--messages", type=_count, default=100, help="strokes in total")
     sim.add_argument(
         "--loss", type=_probability, default=0.0, help="share of datagrams lost per receiver"
@@ -238,6 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# The simulated group, for a private session's key (its salt): the simulator has no address.
+SIM_GROUP = "simulator"
+
+
 def _print(result: dict[str, object], one_line: bool) -> None:
     print(
         json.dumps(result, sort_keys=True)
@@ -274,6 +279,7 @@ def _run_sim(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
         start=start,
         crashes=tuple(args.crash),
+        key=_session_key(args, SIM_GROUP),
     )
     result = run_scenario(config)
     _print(result, args.json)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +49,18 @@ def test_the_peer_command_says_what_is_wrong_with_a_passphrase(tmp_path: Path) -
     )
     assert done.returncode != 0
     assert "at least 8 characters" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_simulator_runs_a_private_session_deterministically(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("a long and private passphrase\n")
+    args = ("sim", "--transport", "rmp", "--peers", "4", "--messages", "60", "--loss", "0.05")
+    runs = [run_whiteboard(*args, "--passphrase-file", str(secret), "--json") for _ in range(2)]
+    results = [json.loads(run.stdout) for run in runs]
+    for result in results:
+        assert result["private"] is True and result["auth_failures"] == 0
+        assert result["complete"] and result["converged"]
+        result.pop("wall_s")
+    assert results[0] == results[1]  # the envelopes differ, nothing the members do
+    clear = json.loads(run_whiteboard(*args, "--json").stdout)
+    assert "private" not in clear and clear["board_hash"] == results[0]["board_hash"]

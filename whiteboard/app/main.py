@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -14,6 +15,7 @@ from whiteboard.app.settings import (
     login_name,
     role_words,
 )
+from whiteboard.security.passphrase_source import read_passphrase
 from whiteboard.sessionlog.cli import add_recording_options
 from whiteboard.transport.registry import transport_names
 
@@ -61,6 +63,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a transport with roles (mtp): host (the session's master: start it first), "
         "producer (draws), or viewer (sees the board, cannot draw)",
     )
+    parser.add_argument(
+        "--passphrase-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a private session's passphrase, this file's first line (else the "
+        "WHITEBOARD_PASSPHRASE environment variable; typed in the start dialog otherwise)",
+    )
     add_recording_options(parser)
     return parser
 
@@ -90,6 +100,12 @@ def run_app(argv: list[str]) -> int:
     from whiteboard.app.start_dialog import choose_session  # after QApplication: widgets
     from whiteboard.app.window import MainWindow
 
+    try:
+        passphrase = read_passphrase(args.passphrase_file) or ""
+    except ValueError as exc:
+        show_error(str(exc))
+        return EXIT_CANNOT_OPEN
+
     settings: SessionSettings | None
     if any(arg.split("=")[0] in SESSION_OPTIONS for arg in argv):
         settings = SessionSettings(
@@ -100,9 +116,10 @@ def run_app(argv: list[str]) -> int:
             display_name=args.name,
             mtp_role=args.role,
             profile=args.profile,
+            passphrase=passphrase,
         )
     else:
-        settings = choose_session()
+        settings = choose_session(passphrase=passphrase)
         if settings is None:
             return 0  # the person cancelled: nothing to open
     try:
@@ -115,6 +132,7 @@ def run_app(argv: list[str]) -> int:
             colour=settings.colour if settings.own_colour else None,
             log_dir=args.log_dir,
             record=not args.no_log,
+            key=settings.session_key(),
         )
     except (OSError, ValueError) as exc:  # TransportUnavailable is a ValueError
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")

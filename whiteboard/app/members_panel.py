@@ -58,6 +58,8 @@ NUMERIC_COLUMNS = (2, 3, 4)
 JOINING_NAME = "joining…"
 NO_NAME = "(left before its name arrived)"
 GREY = QColor(150, 150, 150)
+PRIVATE_TEXT = "Private session: only members who know its passphrase see and change this board."
+OPEN_TEXT = "Open session: anyone on this network can see and change this board."
 
 
 class MembersPanel(QDockWidget):
@@ -68,6 +70,10 @@ class MembersPanel(QDockWidget):
         self.session = QLabel()
         self.session.setWordWrap(True)
         self.session.setContentsMargins(4, 2, 4, 2)
+        # Whether the session is private (docs/security.md): who can see this board.
+        self.privacy = QLabel()
+        self.privacy.setWordWrap(True)
+        self.privacy.setContentsMargins(4, 0, 4, 2)
         self.table = member_table(0, COLUMNS, TOOLTIPS, self)
         # The counters are small numbers: a fixed width, the header's, leaves the room to names.
         header = self.table.horizontalHeader()
@@ -80,12 +86,16 @@ class MembersPanel(QDockWidget):
         layout = QVBoxLayout(body)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.session)
+        layout.addWidget(self.privacy)
         layout.addWidget(self.table)
         self.setWidget(body)
         self._rows: list[MemberRow] = []
 
     def show_session(self, text: str) -> None:
         self.session.setText(text)
+
+    def show_private(self, private: bool) -> None:
+        self.privacy.setText(PRIVATE_TEXT if private else OPEN_TEXT)
 
     def show_rows(self, rows: list[MemberRow]) -> None:
         if rows == self._rows:

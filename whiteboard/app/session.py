@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 
 from coreapi.description import TransportDescription
 from whiteboard.net.runtime import NetConfig
+from whiteboard.security import SessionKey
 from whiteboard.transport.registry import describe
 
 
@@ -20,6 +21,7 @@ class SessionSpec:
     transport: str
     net: NetConfig
     params: Mapping[str, object] = field(default_factory=dict)
+    key: SessionKey | None = None  # a private session's (docs/security.md); None: in clear
 
     @property
     def description(self) -> TransportDescription:
@@ -37,9 +39,10 @@ class SessionSpec:
         description = self.description
         role = description.role_in(self.params)
         # The ordinary member's role goes without saying; a host or a viewer is named.
+        private = " · private" if self.key is not None else ""
         if role is None or role is description.member_role:
-            return f"{self.transport} · {self.net.group}"
-        return f"{self.transport} ({role.word}) · {self.net.group}"
+            return f"{self.transport} · {self.net.group}{private}"
+        return f"{self.transport} ({role.word}) · {self.net.group}{private}"
 
     def with_params(self, **changes: object) -> SessionSpec:
         return replace(self, params={**self.params, **changes})

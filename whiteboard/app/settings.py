@@ -26,6 +26,8 @@ from coreapi.description import PROFILES, ParamSpec, Role
 from whiteboard.app.interfaces import local_ipv4_addresses
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
+from whiteboard.security import SessionKey, derive_session_key
+from whiteboard.security.keys import PassphraseError, normalise_passphrase
 from whiteboard.transport.registry import (
     TransportUnavailable,
     available_transports,
@@ -207,6 +209,9 @@ class SessionSettings:
     # every transport, so switching transport and back loses nothing; only the session's
     # transport's are used. Treat as read-only (the dataclass is frozen, a dict is not).
     advanced: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
+    # A private session's passphrase (issue 21, docs/security.md); "": a session in clear.
+    # Never saved with the settings, never shown.
+    passphrase: str = field(default="", repr=False)
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -228,6 +233,7 @@ class SessionSettings:
             ("colour", _colour_problem(self.colour)),
             ("mtp_role", _role_problem(self.mtp_role, self.transport)),
             ("profile", _profile_problem(self.profile)),
+            ("passphrase", _passphrase_problem(self.passphrase)),
         ]
         problems.extend(SettingsProblem(name, message) for name, message in checks if message)
         if _profile_problem(self.profile) is None:  # else every transport would say so again
@@ -249,6 +255,13 @@ class SessionSettings:
         description = describe(self.transport)
         role = self.mtp_role if description.roles else None
         return description.core_params(self.profile, self.overrides(), role)
+
+    def session_key(self) -> SessionKey | None:
+        """The private session's key (about 0.2 s to derive), or None for a session in clear.
+        Salted with the group: the same passphrase on another group is another session."""
+        if not self.passphrase:
+            return None
+        return derive_session_key(self.passphrase, self.group)
 
     def net_config(self) -> NetConfig:
         """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""
@@ -301,6 +314,18 @@ def _name_problem(value: object) -> str | None:
         return NAME_MESSAGE
     if not value.isprintable():
         return "Name must not contain control characters"
+    return None
+
+
+def _passphrase_problem(value: object) -> str | None:
+    if not isinstance(value, str):
+        return "Passphrase must be text"
+    if not value:
+        return None
+    try:
+        normalise_passphrase(value)
+    except PassphraseError as exc:
+        return str(exc).capitalize()
     return None
 
 

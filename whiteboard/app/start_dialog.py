@@ -44,10 +44,11 @@ from whiteboard.app.settings_dialog import (
     select,
     transport_box,
 )
+from whiteboard.security.strength import hint
 from whiteboard.transport.registry import describe
 
 # The fields this dialog shows; a problem with any other is fixed under "More settings…".
-_SHOWN = ("display_name", "transport", "group")
+_SHOWN = ("display_name", "transport", "group", "passphrase")
 
 
 class StartDialog(QDialog):
@@ -77,6 +78,7 @@ class StartDialog(QDialog):
         self.more_dialog: SettingsDialog | None = None
         self._build(reset)
         self._show(self._base)
+        self.passphrase_edit.setText(self._base.passphrase)
 
     def _build(self, reset: Sequence[SettingsProblem]) -> None:
         heading = QLabel("<b>Draw together on one board</b>", self)
@@ -96,17 +98,26 @@ class StartDialog(QDialog):
         self.group_edit = QLineEdit(self)
         self.group_edit.setPlaceholderText("239.255.42.99:47999")
         self.group_edit.textChanged.connect(self._refresh)
+        # A private session's passphrase (docs/security.md): hidden as typed, never saved.
+        self.passphrase_edit = QLineEdit(self)
+        self.passphrase_edit.setEchoMode(QLineEdit.EchoMode.Password)
+        self.passphrase_edit.setPlaceholderText("optional: keeps the board private")
+        self.passphrase_edit.textChanged.connect(self._passphrase_changed)
+        self.strength_label = QLabel(self)
+        self.strength_label.setWordWrap(True)
         self.rows: dict[str, FieldWithError] = {}
         form = QFormLayout()
         for key, label, editor in (
             ("display_name", "Your &name", self.name_edit),
             ("transport", "&Transport", self.transport_box),
             ("group", "&Group", self.group_edit),
+            ("passphrase", "&Passphrase", self.passphrase_edit),
         ):
             self.rows[key] = FieldWithError(editor, self)
             caption = QLabel(label, self)
             caption.setBuddy(editor)
             form.addRow(caption, self.rows[key])
+        self._passphrase_changed()
 
         self.hint_label = QLabel(self)
         self.hint_label.setWordWrap(True)
@@ -134,7 +145,7 @@ class StartDialog(QDialog):
         for mode in (heading, self.host_radio, self.join_radio):
             layout.addWidget(mode)
         layout.addLayout(form)
-        for below in (self.hint_label, self.notice_label, self.more_button):
+        for below in (self.strength_label, self.hint_label, self.notice_label, self.more_button):
             layout.addWidget(below)
         layout.addWidget(self.problems_label)
         layout.addWidget(self.buttons)
@@ -150,6 +161,10 @@ class StartDialog(QDialog):
         select(self.transport_box, settings.transport)
         self.group_edit.setText(settings.group)
         self._refresh()
+
+    def _passphrase_changed(self) -> None:
+        self.strength_label.setText(hint(self.passphrase_edit.text()))
+        self._recheck()
 
     def _mode_changed(self) -> None:
         hosting = self.host_radio.isChecked()
@@ -226,6 +241,7 @@ class StartDialog(QDialog):
             transport=transport,
             group=self.group_edit.text().strip(),
             mtp_role=role,
+            passphrase=self.passphrase_edit.text(),
         )
 
     def chosen(self) -> SessionSettings | None:
@@ -283,12 +299,14 @@ class StartDialog(QDialog):
 
 
 def choose_session(
-    qsettings: QSettings | None = None, parent: QWidget | None = None
+    qsettings: QSettings | None = None, parent: QWidget | None = None, passphrase: str = ""
 ) -> SessionSettings | None:
-    """Load the saved settings, ask, save what was chosen. None if the person cancelled."""
+    """Load the saved settings, ask, save what was chosen (never its passphrase). None if the
+    person cancelled. ``passphrase``: one given outside the dialog (a file, the environment)."""
     store = qsettings if qsettings is not None else default_qsettings()
     loaded = read_settings(store)
-    dialog = StartDialog(loaded.settings, parent, reset=loaded.reset)
+    settings = replace(loaded.settings, passphrase=passphrase)
+    dialog = StartDialog(settings, parent, reset=loaded.reset)
     try:
         if dialog.exec() != QDialog.DialogCode.Accepted:
             return None

@@ -53,6 +53,7 @@ from whiteboard.presence import (
     name_card_of,
 )
 from whiteboard.replica import Replica
+from whiteboard.security import SessionKey
 from whiteboard.sessionlog import (
     RecordingHandler,
     SessionLogWriter,
@@ -111,6 +112,7 @@ class MainWindow(QMainWindow):
         colour: int | None = None,
         log_dir: Path | None = None,
         record: bool = True,
+        key: SessionKey | None = None,
     ) -> None:
         super().__init__(parent)
         self.log_dir = log_dir
@@ -180,7 +182,7 @@ class MainWindow(QMainWindow):
         self._presence_timer.timeout.connect(self._presence_tick)
         self.transport: CoreDriver
         self.carrier: MulticastCarrier
-        self._open_session(SessionSpec(transport_name, net, dict(params or {})))
+        self._open_session(SessionSpec(transport_name, net, dict(params or {}), key))
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -195,6 +197,7 @@ class MainWindow(QMainWindow):
             recorder,
             dict(spec.params),
             on_finished=self._on_finished,
+            key=spec.key,
         )
         self.session_log = recorder.writer = self._start_session_log(spec)
         self._finished = False
@@ -224,6 +227,7 @@ class MainWindow(QMainWindow):
         self.state_view.banner.set_host_available(spec.description.host_role is not None)
         self._show_session_state()
         self.transport_label.setText(spec.describe())
+        self.members_panel.show_private(spec.key is not None)
         self.resync_action.setEnabled(False)
         self._refresh_status()
         # Our name card travels with the join: the members already there name us at once.
@@ -467,7 +471,12 @@ class MainWindow(QMainWindow):
         self.display_name = chosen.display_name
         self.presence.choose_colour(chosen.colour if chosen.own_colour else None)
         try:
-            spec = SessionSpec(chosen.transport, chosen.net_config(), chosen.to_transport_params())
+            spec = SessionSpec(
+                chosen.transport,
+                chosen.net_config(),
+                chosen.to_transport_params(),
+                chosen.session_key(),
+            )
         except ValueError as exc:
             QMessageBox.warning(self, "Settings", str(exc))
             return

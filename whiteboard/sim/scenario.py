@@ -18,6 +18,7 @@ from functools import partial
 from pathlib import Path
 
 from whiteboard.board import OpId
+from whiteboard.security import SessionKey
 from whiteboard.sim.network import Impairment
 from whiteboard.sim.recording import DEFAULT_START, SimRecorder
 from whiteboard.sim.session import ParamsFor, Peer, SimSession
@@ -70,6 +71,7 @@ class ScenarioConfig:
     log_dir: Path | None = None  # record every member's session log there
     start: float = DEFAULT_START.timestamp()  # the logs' wall-clock time at virtual time 0
     crashes: tuple[Crash, ...] = ()
+    key: SessionKey | None = None  # a private session (every member's datagrams sealed)
 
     def __post_init__(self) -> None:
         if self.workload not in WORKLOADS:
@@ -208,6 +210,8 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         config.impairment,
         params_for_transport(config.transport, config.params),
     )
+    if config.key is not None:
+        session.keys = dict.fromkeys(range(config.peers), config.key)
     crashed = {crash.station for crash in config.crashes}
     survivors = [i for i in range(config.peers) if i not in crashed]
     hosts = _host_stations(config)
@@ -266,6 +270,10 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
             until=until, stop=lambda: network.now >= last_draw and watch.all_have_all()
         )
     result = _summary(config, session, watch, bool(done), recorder)
+    if config.key is not None:
+        counters = session.counters_total()
+        result["private"] = True
+        result["auth_failures"] = counters.get("auth_failures", 0)
     if config.impairment.source_loss:
         nack_packets = session.counters_total().get("nack_packets", 0) - nacks_before[0]
         result.update(_source_loss_summary(session, nack_packets))
