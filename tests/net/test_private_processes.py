@@ -1,10 +1,12 @@
 """Private sessions with real processes on loopback (issue 21): two `whiteboard peer`s with a
 passphrase draw together; a third on the same group without it sees none of their strokes and
-gets none of its own applied at theirs; an eavesdropper on the group reads no name and no op."""
+gets none of its own applied at theirs; an eavesdropper on the group reads no name and no op,
+and its replays and forgeries are counted and change nothing."""
 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import threading
@@ -14,8 +16,11 @@ import pytest
 
 from tests.processes import ROOT, child_env, whiteboard_command
 from whiteboard.net.sockets import GroupAddress
+from whiteboard.security import is_sealed
 from whiteboard.sessionlog.format import LocalOpRecord
 from whiteboard.sessionlog.reader import read_log
+
+ATTACK_AFTER = 20
 
 
 def start_peer(
@@ -43,10 +48,19 @@ def finish(process: subprocess.Popen[str]) -> dict[str, object]:
 
 
 class Eavesdropper:
-    """Joins the group on loopback and keeps every datagram sent to it."""
+    """Joins the group on loopback and keeps every datagram sent to it; once it has heard
+    ATTACK_AFTER sealed ones, sends each of them again (a replay) and as many forgeries: the
+    same key id, random sender ids, counters and bytes."""
 
     def __init__(self, group: GroupAddress) -> None:
         self.datagrams: list[bytes] = []
+        self.attacked = 0
+        self._group = group
+        self._sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        self._sender.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 0)
+        self._sender.setsockopt(
+            socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1")
+        )
         self._socket = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._socket.bind((group.host, group.port))
@@ -63,11 +77,24 @@ class Eavesdropper:
                 self.datagrams.append(self._socket.recv(65536))
             except TimeoutError:
                 continue
+            if not self.attacked:
+                sealed = [d for d in self.datagrams if is_sealed(d)]
+                if len(sealed) >= ATTACK_AFTER:
+                    self._attack(sealed[:ATTACK_AFTER])
+
+    def _attack(self, sealed: list[bytes]) -> None:
+        target = (self._group.host, self._group.port)
+        for datagram in sealed:
+            self._sender.sendto(datagram, target)  # a replay: authentic, accepted before
+            forged = datagram[:12] + os.urandom(16) + os.urandom(len(datagram) - 28)
+            self._sender.sendto(forged, target)
+            self.attacked += 2
 
     def stop(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
         self._socket.close()
+        self._sender.close()
 
 
 @pytest.mark.parametrize("transport", ["rmp", "mtp"])
@@ -106,9 +133,11 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
     for result in results:
         assert result["private"] is True and result["delivered_total"] == 60, result
         assert sorted(result["delivered_by_origin"].values()) == [30, 30]  # type: ignore[attr-defined]
-        assert result["auth_failures"] == 0
+        # The eavesdropper's replays and forgeries: counted, and nothing more.
+        assert result["auth_failures"] > 0, result
         counters = result["counters"]
         assert isinstance(counters, dict) and counters["clear_dropped"] > 0
+        assert counters["replays_dropped"] > 0
     assert results[0]["board_hash"] == results[1]["board_hash"]
     assert outsider["private"] is False and outsider["delivered_total"] == 30
     assert outsider["counters"]["sealed_dropped"] > 0  # type: ignore[index]
@@ -125,6 +154,7 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
 
     sent = sent_by("alice") + sent_by("bob")
     assert len(sent) >= 60 and len(eavesdropper.datagrams) > 100
+    assert eavesdropper.attacked == 2 * ATTACK_AFTER
     wire = b"\x00".join(eavesdropper.datagrams)
     # The outsider is in clear: its name and its strokes are there (the capture works).
     assert b"mallory" in wire and all(payload[8:40] in wire for payload in sent_by("mallory"))
