@@ -144,6 +144,7 @@ class HeadlessPeer:
             member_id=self.transport.member_id,
             member_name=cfg.name,
             now=self.reactor.time(),
+            key_id=cfg.key.key_id if cfg.key is not None else None,
         )
 
     def run(self) -> dict[str, object]:

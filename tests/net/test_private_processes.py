@@ -16,7 +16,7 @@ import pytest
 
 from tests.processes import ROOT, child_env, whiteboard_command
 from whiteboard.net.sockets import GroupAddress
-from whiteboard.security import is_sealed
+from whiteboard.security import derive_session_key, is_sealed
 from whiteboard.sessionlog.format import LocalOpRecord
 from whiteboard.sessionlog.reader import read_log
 
@@ -152,6 +152,15 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
             if isinstance(record, LocalOpRecord)
         ]
 
+    # Their logs say the session was private and under which key id, never the key.
+    key = derive_session_key("a long and private passphrase", str(group))
+    for name in ("alice", "bob"):
+        [log] = (tmp_path / name).glob("*")
+        assert read_log(log).header.key_id == key.key_id.hex()
+        raw = log.read_bytes()
+        assert key.root not in raw and b"private passphrase" not in raw
+    [outsider_log] = (tmp_path / "mallory").glob("*")
+    assert read_log(outsider_log).header.key_id is None
     sent = sent_by("alice") + sent_by("bob")
     assert len(sent) >= 60 and len(eavesdropper.datagrams) > 100
     assert eavesdropper.attacked == 2 * ATTACK_AFTER

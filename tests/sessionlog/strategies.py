@@ -48,6 +48,7 @@ headers = st.builds(
     ttl=st.integers(0, 255),
     member_id=members,
     member_name=texts,
+    key_id=st.one_of(st.none(), st.text(alphabet="0123456789abcdef", min_size=16, max_size=16)),
 )
 
 records_by_kind: dict[RecordKind, st.SearchStrategy[Record]] = {

@@ -129,3 +129,20 @@ def test_frames_refuse_bodies_over_the_limit() -> None:
 )
 def test_clock_readings_become_int_microseconds(seconds: float, micros: int) -> None:
     assert to_us(seconds) == micros
+
+
+def test_a_private_sessions_key_id_is_a_trailing_header_field_older_readers_skip() -> None:
+    base = SessionHeader(1, "0" * 16, "0.1", "rmp", {}, "239.255.1.1:5000", None, 0, 7, "ann")
+    private = SessionHeader(
+        1, "0" * 16, "0.1", "rmp", {}, "239.255.1.1:5000", None, 0, 7, "ann", key_id="ab" * 8
+    )
+    clear_items = msgpack.unpackb(encode_record(base))
+    private_items = msgpack.unpackb(encode_record(private))
+    assert private_items == [*clear_items, "ab" * 8]  # a session in clear: the bytes as before
+    assert decode_record(encode_record(private)) == private
+    # A newer writer's further fields are still ignored.
+    newer = msgpack.packb([*private_items, "a field from the future"])
+    assert decode_record(newer) == private
+    bad = msgpack.packb([*clear_items, "not a key id"])
+    with pytest.raises(SessionLogError, match="key_id"):
+        decode_record(bad)

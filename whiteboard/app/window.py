@@ -245,6 +245,7 @@ class MainWindow(QMainWindow):
             member_id=self.transport.member_id,
             member_name=self.display_name,
             now=self.reactor.time(),
+            key_id=spec.key.key_id if spec.key is not None else None,
         )
         try:
             writer = SessionLogWriter.create(header, self.log_dir)

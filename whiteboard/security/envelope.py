@@ -34,7 +34,8 @@ TAG_SIZE = 16
 HEADER_SIZE = len(MAGIC) + 1 + KEY_ID_SIZE + SENDER_SIZE + COUNTER_SIZE  # 28
 ENVELOPE_OVERHEAD = HEADER_SIZE + TAG_SIZE  # 44 bytes a datagram grows by
 MAX_SENDERS = 1024  # senders whose key and replay window are kept (least recently heard go)
-_KEY_AT = len(MAGIC) + 1
+_VERSION_AT = len(MAGIC)
+_KEY_AT = _VERSION_AT + 1
 _SENDER_AT = _KEY_AT + KEY_ID_SIZE
 _COUNTER_AT = _SENDER_AT + SENDER_SIZE
 _NONCE_PAD = bytes(12 - COUNTER_SIZE)
@@ -120,14 +121,15 @@ class Opener:
             raise
 
     def _open(self, datagram: bytes) -> tuple[bytes, bytes]:
-        if not is_sealed(datagram):
+        data = bytes(datagram)  # no copy for bytes; a buffer is read once, as it is now
+        if data[:_VERSION_AT] != MAGIC:
             raise SealError(SealFailure.NOT_SEALED, "a datagram in clear in a private session")
-        if len(datagram) < ENVELOPE_OVERHEAD or datagram[len(MAGIC)] != VERSION:
+        if len(data) < ENVELOPE_OVERHEAD or data[_VERSION_AT] != VERSION:
             raise SealError(SealFailure.MALFORMED, "an envelope too short or of another version")
-        if datagram[_KEY_AT:_SENDER_AT] != self._key.key_id:
+        if data[_KEY_AT:_SENDER_AT] != self._key.key_id:
             raise SealError(SealFailure.FOREIGN_KEY, "a datagram of another private session")
-        sender = bytes(datagram[_SENDER_AT:_COUNTER_AT])
-        counter_bytes = bytes(datagram[_COUNTER_AT:HEADER_SIZE])
+        sender = data[_SENDER_AT:_COUNTER_AT]
+        counter_bytes = data[_COUNTER_AT:HEADER_SIZE]
         counter = int.from_bytes(counter_bytes, "big")
         known = self._senders.get(sender)
         if known is not None and not known[1].check(counter):
@@ -135,7 +137,7 @@ class Opener:
         cipher = known[0] if known is not None else self._cipher_for(self._key, sender)
         try:
             payload = cipher.decrypt(
-                _NONCE_PAD + counter_bytes, bytes(datagram[HEADER_SIZE:]), datagram[:HEADER_SIZE]
+                _NONCE_PAD + counter_bytes, data[HEADER_SIZE:], data[:HEADER_SIZE]
             )
         except InvalidTag:
             raise SealError(SealFailure.FORGED, "a datagram that fails authentication") from None

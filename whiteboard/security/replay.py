@@ -12,6 +12,7 @@ class ReplayWindow:
         if size < 1:
             raise ValueError(f"a replay window needs at least one slot, not {size}")
         self.size = size
+        self._mask = (1 << size) - 1
         self.highest = -1
         self._seen = 0  # bit i: highest - i was accepted
 
@@ -29,7 +30,7 @@ class ReplayWindow:
             if shift >= self.size:  # all of the window is older: no shift of a huge int
                 self._seen = 1
             else:
-                self._seen = ((self._seen << shift) | 1) & ((1 << self.size) - 1)
+                self._seen = ((self._seen << shift) | 1) & self._mask
             self.highest = counter
         else:
             self._seen |= 1 << (self.highest - counter)

@@ -88,6 +88,9 @@ class SessionHeader:
     member_id: int
     member_name: str
     schema_version: int = SCHEMA_VERSION
+    # A private session's key id (hex; docs/security.md), never a key; None: in clear. Added
+    # within schema 1 as an optional trailing field: older readers ignore it.
+    key_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +244,7 @@ def record_items(record: Record) -> list[Any]:
                 *head, record.schema_version, record.session_id, record.app_version,
                 record.transport, dict(record.params), record.group, record.iface, record.ttl,
                 record.member_id, record.member_name,
+                *([record.key_id] if record.key_id is not None else []),
             ]  # fmt: skip
         case DeliveredRecord():
             return [
@@ -330,8 +334,9 @@ def decode_record(body: bytes) -> Record | None:
         raise SessionLogError(
             f"a {known.name} record needs {arity} fields after [kind, t_us], got {len(fields)}"
         )
-    # Fields past ``arity`` belong to a newer schema of the same version: ignored.
-    return decoder(t_us, fields[:arity])
+    # Fields past ``arity`` (and the optional ones this version knows) belong to a newer
+    # schema of the same version: ignored.
+    return decoder(t_us, fields[: arity + _OPTIONAL.get(known, 0)])
 
 
 def _short(value: object) -> str:
@@ -396,7 +401,10 @@ def _order_key(value: object) -> tuple[int, ...]:
 
 
 def _header(t_us: int, f: list[Any]) -> SessionHeader:
-    schema, session_id, app_version, transport, params, group, iface, ttl, member, name = f
+    schema, session_id, app_version, transport, params, group, iface, ttl, member, name = f[:10]
+    key_id = f[10] if len(f) > 10 else None
+    if key_id is not None and not _is_key_id(key_id):
+        raise SessionLogError(f"record field 'key_id' must be 16 hex digits, got {_short(key_id)}")
     if iface is not None:
         _str(iface, "iface")
     return SessionHeader(
@@ -411,6 +419,13 @@ def _header(t_us: int, f: list[Any]) -> SessionHeader:
         _member(member, "member_id"),
         _str(name, "member_name"),
         _count(schema, "schema_version"),
+        key_id,
+    )
+
+
+def _is_key_id(value: object) -> bool:
+    return (
+        isinstance(value, str) and len(value) == 16 and all(c in "0123456789abcdef" for c in value)
     )
 
 
@@ -440,6 +455,8 @@ def _counters(t_us: int, f: list[Any]) -> CountersRecord:
     return CountersRecord(t_us, counters)
 
 
+# Trailing fields added within schema 1 that this version reads (absent in older files).
+_OPTIONAL = {RecordKind.HEADER: 1}
 _DECODERS: dict[RecordKind, tuple[Any, int]] = {
     RecordKind.HEADER: (_header, 10),
     RecordKind.DELIVERED: (_delivered, 5),

@@ -62,8 +62,10 @@ def new_header(
     member_id: int,
     member_name: str,
     now: float,
+    key_id: bytes | None = None,
 ) -> SessionHeader:
-    """The header of a new session's log: a fresh session id, this app's version."""
+    """The header of a new session's log: a fresh session id, this app's version; ``key_id``
+    a private session's (never its key)."""
     return SessionHeader(
         t_us=to_us(now),
         session_id=new_session_id(),
@@ -75,6 +77,7 @@ def new_header(
         ttl=ttl,
         member_id=member_id,
         member_name=_text(member_name),
+        key_id=key_id.hex() if key_id is not None else None,
     )
 
 
@@ -86,6 +89,7 @@ def header_on(
     member_id: int,
     member_name: str,
     now: float,
+    key_id: bytes | None = None,
 ) -> SessionHeader:
     """:func:`new_header` for a session on real sockets, described by its ``NetConfig``."""
     return new_header(
@@ -97,6 +101,7 @@ def header_on(
         member_id=member_id,
         member_name=member_name,
         now=now,
+        key_id=key_id,
     )
 
 

@@ -107,6 +107,8 @@ def header_row(header: SessionHeader) -> Row:
         {
             "app_version": header.app_version,
             "group": header.group,
+            "private": header.key_id is not None,
+            "key_id": header.key_id,
             "iface": header.iface,
             "member_name": header.member_name,
             "params": dict(header.params),

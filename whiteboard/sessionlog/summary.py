@@ -88,6 +88,8 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
         "params": dict(header.params),
         "group": header.group,
         "iface": header.iface,
+        "private": header.key_id is not None,
+        "key_id": header.key_id,
         "ttl": header.ttl,
         "member_id": f"{header.member_id:08x}",
         "member_name": header.member_name,
@@ -126,7 +128,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"{s['file']}: session {s['session_id']} ({s['bytes']:,} bytes, app {s['app_version']})",
         f"  started      {s['started']}, last record {s['duration_s']:.1f} s later",
         f"  transport    {s['transport']} ({params}) on {s['group']}, ttl {s['ttl']}"
-        + (f", interface {s['iface']}" if s["iface"] else ""),
+        + (f", interface {s['iface']}" if s["iface"] else "")
+        + (f", private (key id {s['key_id']})" if s["private"] else ""),
         f"  member       {s['member_name']} ({s['member_id']})",
         "  joined       "
         + ("never" if s["joined_after_ms"] is None else f"after {s['joined_after_ms']} ms"),
