@@ -4,7 +4,8 @@ Run under a virtual X server, on this machine's loopback only (TTL 0)::
 
     xvfb-run -a -s "-screen 0 1600x1000x24" .venv/bin/python docs/make_screenshots.py [GROUP ...]
 
-GROUP is ``dialogs``, ``main`` or ``session`` (the session states); all of them by default.
+GROUP is ``dialogs``, ``main``, ``session`` (the session states) or ``private`` (a private
+session, docs/security.md); all of them by default.
 It opens real windows on a real RMP session on loopback multicast, draws in them with real
 mouse and keyboard events, and grabs the X screen (``QScreen.grabWindow``) into
 ``docs/images/*.png``. Nothing is mocked; what you see is what the app does.
@@ -123,6 +124,33 @@ def dialogs() -> None:
     dialog.close()
 
 
+def private_session(net: NetConfig) -> None:
+    """The start dialog with a passphrase typed, and a private session's window."""
+    start = StartDialog(SessionSettings(display_name="Ada", group=str(net.group)))
+    start.show()
+    QTest.keyClicks(start.passphrase_edit, "correct horse battery staple")
+    shoot(start, "start-dialog-private")
+    settings = start.collect()
+    start.close()
+    key = settings.session_key()
+    windows = []
+    for name, colour, y in (("Ada", 0xFFE53935, 40), ("Bob", 0xFF1E88E5, 340)):
+        window = MainWindow("rmp", net, {"profile": "lan"}, name, colour=colour, key=key)
+        window.setGeometry(40, y, 1200, 640)
+        window.show()
+        wait_for(lambda w=window: not w.canvas.is_read_only(), f"{name} to join")
+        windows.append(window)
+    ada, bob = windows
+    drag(ada, wave(120, 200, 420, 30))
+    drag(bob, wave(120, 320, 420, 20))
+    wait_for(lambda: ada.replica.board.hash() == bob.replica.board.hash(), "the boards to agree")
+    bob.hide()
+    shoot(ada, "private-session")
+    for window in windows:
+        window.close()
+    wait_for(lambda: all(w.transport.finished for w in windows), "leaving", 10)
+
+
 def main_window(net: NetConfig) -> None:
     ada = MainWindow("rmp", net, {"profile": "lan"}, "Ada", colour=0xFFE53935)
     ada.setGeometry(40, 40, 1200, 640)
@@ -220,7 +248,7 @@ def session_states(net: NetConfig) -> None:
 def main() -> int:
     app = QApplication(sys.argv)
     app.setApplicationName("Whiteboard")
-    groups = set(sys.argv[1:]) or {"dialogs", "main", "session"}
+    groups = set(sys.argv[1:]) or {"dialogs", "main", "session", "private"}
     rng = random.Random()
     group = GroupAddress(f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}", 40123)
     net = NetConfig(group=group, iface="127.0.0.1", ttl=0)
@@ -234,6 +262,8 @@ def main() -> int:
         )
         host_taken_over(NetConfig(GroupAddress(group.host, group.port + 2), "127.0.0.1", 0))
         session_states(session_net)
+    if "private" in groups:
+        private_session(NetConfig(GroupAddress(group.host, group.port + 3), "127.0.0.1", 0))
     return 0
 
 
