@@ -12,6 +12,7 @@ from enum import Enum
 
 from coreapi import Address, Outgoing, UpperLayer
 from coreapi.seqnum import to_wire
+from rmp.amplification import AddressCredit
 from rmp.params import RmpParams
 from rmp.stations import STRANGER_TICK, StationList
 from rmp.store import RetentionStore
@@ -60,6 +61,7 @@ COUNTERS = (
     "far_jumps_refused",  # data packets beyond MAX_GAP ahead of a known station's sequence
     "gaps_refused",  # gaps not tracked: the station's MAX_GAP (a stranger's STRANGER_GAP) full
     "repairs_refused",  # repairs a requester asked beyond its share (or the pending bound)
+    "repairs_to_group_unproven",  # repairs multicast: the asker's address had no credit left
     "nacks_deferred",  # NACKs for a stranger's gap put off: MAX_STRANGER_NACKS per nack_retry
     "joins_refused",  # join requests left unanswered: MAX_JOINERS_SERVED being served
     "strangers_throttled",  # newcomers' packets beyond STRANGER_RATE, dropped undecoded
@@ -87,6 +89,8 @@ class Shared:
         self.upper = upper
         self.rng = rng
         self.params = params
+        # What we may send an address point to point (rmp/amplification.py, issue 21).
+        self.credit = AddressCredit()
         self.max_datagram = params.max_datagram
         self.max_packet = params.max_datagram - RETRANSMIT_WRAP  # see MAX_PACKET
         self.phase = Phase.NEW  # written by RmpCore._enter only

@@ -361,13 +361,20 @@ class RepairEngine:
         recent = self.recent
         if (source, seq, to) in recent or (source, seq, 0) in recent:
             return
-        recent[(source, seq, to)] = now
         wrapper = RmpPacket(
             seq=to_wire(s.seq),
             timestamp=s.timestamp(now),
             options=(Retransmit(source, packet),),
             source=s.member_id,
         )
+        if to and address is not None and not s.credit.spend(address, wrapper.wire_size):
+            # An address not proven, beyond what it sent us: to the group instead, never an
+            # amplifier against another host (rmp/amplification.py).
+            s.counters["repairs_to_group_unproven"] += 1
+            to, address = 0, None
+            if (source, seq, 0) in recent:
+                return
+        recent[(source, seq, to)] = now
         s.transmit(wrapper, address if to else None, now)
         s.counters["retransmissions"] += 1
         s.upper.protocol_event(

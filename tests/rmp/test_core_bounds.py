@@ -28,6 +28,7 @@ from rmp.wire import (
     NackRange,
     Retransmit,
     RmpPacket,
+    encode,
     ntp_middle32,
 )
 from tests.rmp.core_harness import (
@@ -35,8 +36,10 @@ from tests.rmp.core_harness import (
     C,
     J,
     Node,
+    addr_of,
     control_packet,
     data_packet,
+    incompressible,
     payload_of,
     ready_node,
 )
@@ -351,3 +354,53 @@ def test_a_crowd_of_strangers_heard_one_by_one_costs_timer_calls_per_tick() -> N
     few.receive(data_packet(PHANTOM, 50, 6.013), 6.013)
     due = few.core.stations.next_due()
     assert due is not None and (due / tick) % 1 != 0  # not on the grid
+
+
+# -- no amplification (rmp/amplification.py, issue 21 point 5) ---------------------------------
+
+VICTIM = ("10.66.6.6", 7000)  # a host that asked nothing: its address is forged
+
+
+def _holding_own(node: Node, count: int) -> None:
+    for index in range(count):
+        node.send(incompressible(400, index), 6.0 + index / 4000)
+    node.run_until(7.0)
+
+
+def test_forged_nacks_get_a_host_no_more_than_three_times_their_bytes() -> None:
+    """RR-2100 §2.7 repairs whoever asks, point to point, and the asker's address can be
+    forged. Eight NACK packets naming 64 packets each, from a phantom at a victim's address:
+    what reaches the victim stays within 3x what was sent from there; the rest goes to the
+    group, so the repairs are still made."""
+    node = ready_node(J, {"profile": "lan", "answer_spread": 0.0})
+    _holding_own(node, 64)
+    mark = len(node.sent)
+    forged = 0
+    for round_ in range(8):
+        at = 7.0 + round_ * 0.5
+        datagram = encode(control_packet(PHANTOM, 1, at, NackRange(255, 1, J, 64)))
+        forged += len(datagram)
+        node.receive(datagram, at, addr=VICTIM)
+        node.run_until(at + 0.4)
+    sent = node.sent[mark:]
+    to_victim = sum(len(s.raw) for s in sent if s.dest == VICTIM)
+    assert to_victim <= 3 * forged
+    to_group = [s for s in sent if s.dest is None and s.options_of(Retransmit)]
+    assert to_group and node.counter("repairs_to_group_unproven") > 0
+
+
+def test_a_member_drawing_with_us_is_repaired_point_to_point_at_its_address_only() -> None:
+    node = ready_node(J, {"profile": "lan", "answer_spread": 0.0})
+    _holding_own(node, 8)
+    node.receive(data_packet(B, 1, 7.0), 7.0)  # B draws: its address is proven
+    mark = len(node.sent)
+    node.receive(control_packet(B, 1, 7.1, NackRange(255, 1, J, 8)), 7.1)
+    node.run_until(7.3)
+    repairs = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
+    assert len(repairs) == 8 and {s.dest for s in repairs} == {addr_of(B)}
+    # The same station id from another address (forged): not an amplifier either.
+    mark = len(node.sent)
+    node.receive(control_packet(B, 1, 8.0, NackRange(255, 1, J, 8)), 8.0, addr=VICTIM)
+    node.run_until(8.3)
+    repairs = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
+    assert repairs and all(s.dest != VICTIM for s in repairs)

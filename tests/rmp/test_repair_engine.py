@@ -8,7 +8,7 @@ from rmp.remind import Reminder
 from rmp.repair import RepairEngine
 from rmp.sequencing import Sequencer
 from rmp.stations import Missing, Station
-from rmp.wire import Confirm, Data, Nack, NackRange, Remind, Retransmit, RmpPacket
+from rmp.wire import Confirm, Data, Nack, NackRange, Remind, Retransmit, RmpPacket, encode
 from tests.rmp.core_harness import A, B, C, J, addr_of, data_packet, payload_of
 from tests.rmp.parts import Consumed, Context
 
@@ -116,6 +116,7 @@ def test_s2_4_an_untrusted_nack_is_not_answered() -> None:
 def test_s2_7_one_requester_is_repaired_point_to_point_once() -> None:
     engine = Engine()
     a = engine.ctx.station(A)
+    engine.ctx.shared.credit.prove(addr_of(A))  # A draws with us (rmp/amplification.py)
     packet = engine.store(J, 1)
     engine.part.on_nack(a, Nack(0, 1, J), trusted=True, now=1.0)
     engine.part.flush_repairs(1.0)
@@ -130,6 +131,23 @@ def test_s2_7_one_requester_is_repaired_point_to_point_once() -> None:
     engine.part.flush_repairs(1.7)
     assert len(engine.ctx.sent()) == 1
     assert engine.ctx.shared.counters["retransmissions"] == 2
+
+
+def test_an_unproven_address_is_repaired_point_to_point_within_3x_what_it_sent() -> None:
+    engine = Engine()
+    a = engine.ctx.station(A)
+    packet = engine.store(J, 1)
+    size = len(encode(packet)) + 24  # wrapped in a Retransmit
+    engine.ctx.shared.credit.received(addr_of(A), (size + 2) // 3)  # enough for one
+    engine.part.on_nack(a, Nack(0, 1, J), trusted=True, now=1.0)
+    engine.part.flush_repairs(1.02)
+    ((_, to),) = engine.ctx.sent()
+    assert to == addr_of(A)
+    engine.part.on_nack(a, Nack(1, 1, J), trusted=True, now=1.6)  # its credit is spent
+    engine.part.flush_repairs(1.7)
+    ((wrapper, to),) = engine.ctx.sent()
+    assert to is None and wrapper.options == (Retransmit(J, packet),)
+    assert engine.ctx.shared.counters["repairs_to_group_unproven"] == 1
 
 
 def test_s2_7_several_requesters_get_one_multicast_repair() -> None:
