@@ -99,7 +99,8 @@ class HeadlessPeer:
         self._drawing = False
         self._draw_due = 0.0  # when the next stroke falls due at --rate
         self._drawings: deque[bytes] = deque()  # made in advance (_prepare_drawings)
-        self._leaving = False
+        self._leaving = False  # drawing is over: the goal is met, or we are leaving
+        self._closing = False  # the transport was told to leave
         self._finished = False
         self._stop_requested = False
         self._rng = random.Random(f"{config.name}:{config.net.seed}")
@@ -337,6 +338,9 @@ class HeadlessPeer:
 
     def _leave(self) -> None:
         self._leaving = True
+        if self._closing:
+            return
+        self._closing = True
         if not self._finished and not self.transport.finished:
             self.transport.close()
 
@@ -347,7 +351,9 @@ class HeadlessPeer:
         self._stop_requested = True
 
     def _should_stop(self) -> bool:
-        if self._stop_requested and not self._leaving:
+        # A stop signal ends a linger after the goal too (it used to wait it out: the
+        # benchmark's SIGTERM then met --linger 30 and had to kill the member).
+        if self._stop_requested and not self._closing:
             self._leave()
         return self._finished
 

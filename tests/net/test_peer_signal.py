@@ -100,3 +100,31 @@ def test_a_flooded_rmp_peer_leaves_promptly_on_sigterm() -> None:
         if member.poll() is None:
             member.kill()
             member.communicate(timeout=30)
+
+
+def test_a_peer_lingering_after_its_goal_leaves_at_once_on_sigterm() -> None:
+    """--linger keeps a member serving repairs after its goal; a stop signal ends that at once
+    (it used to be waited out: 30 s in the benchmark, which then killed the member)."""
+    rng = random.Random(23)
+    host = f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
+    port = rng.randrange(20_000, 60_000)
+    listener = group_listener(host, port)
+    member = start_whiteboard(
+        "peer", "--transport", "rmp", "--group", f"{host}:{port}", "--iface", "127.0.0.1",
+        "--ttl", "0", "--name", "lingering", "--send", "0", "--until-delivered", "0",
+        "--linger", "120", "--duration", "300", "--json", "--no-log",
+        "--param", "leave_linger=0.2",
+    )  # fmt: skip
+    try:
+        wait_until_ready(listener)
+        time.sleep(0.5)  # the goal (nothing) is met: it lingers now
+        member.send_signal(signal.SIGTERM)
+        started = time.monotonic()
+        out, err = member.communicate(timeout=60)
+        assert time.monotonic() - started < EXIT_CAP_S, err
+        assert member.returncode == 0 and '"delivered_total"' in out
+    finally:
+        if member.poll() is None:
+            member.kill()
+            member.communicate()
+        listener.close()
