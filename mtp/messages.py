@@ -90,6 +90,7 @@ class InMessage:
     nak_at: float | None = None
     nak_tries: int = 0
     master_tries: int = 0
+    master_asked_at: float | None = None  # when our last nak went to the master
     denied: bool = False
     asked_high: int = -1  # the highest packet number a nak of ours has named (naks ascend)
 

@@ -231,7 +231,9 @@ class Receiver:
         ):
             # A pending message is asked of its producer until the master decides it (it
             # rejects the message of a producer that fails, §3.2.1).
-            message.nak_tries += 1
+            if source != link.web.master_id or self._master_answered_since(message):
+                message.nak_tries += 1
+            message.master_asked_at = now if source == link.web.master_id else None
             return source
         if accepted and not link.is_master:
             # Extension: the master holds every accepted message and repairs it when its
@@ -243,10 +245,21 @@ class Receiver:
                     now,
                 )
                 return None
-            message.master_tries += 1
+            if self._master_answered_since(message):
+                message.master_tries += 1
+            message.master_asked_at = now
             return link.web.master_id
         message.nak_at = now + link.heartbeat  # pending: the master will decide
         return None
+
+    def _master_answered_since(self, message: InMessage) -> bool:
+        """Whether the master was heard after our last nak to it: only then does an unanswered
+        nak count towards giving the message up. A master silent meanwhile has refused
+        nothing: its host stalled (the lan profile allows a second or two), or it died, which
+        its silence limit tells (§3.2.5). Ours: a joiner gave up its board after 1 s of naks
+        to a master that was busy for 1.5 s, and rejoined (issue 21's benchmark runs)."""
+        asked = message.master_asked_at
+        return asked is None or self._link.web.heard_master_at >= asked
 
     def _send_nak(self, message: InMessage, status: MessageStatus | None, now: float) -> None:
         link = self._link
