@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whiteboard import __version__
+from whiteboard.security.passphrase_source import add_passphrase_options
 from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
 from whiteboard.transport.registry import describe, transport_names
 
@@ -115,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     sim = sub.add_parser("sim", help="run a scenario in the deterministic network simulator")
     _add_transport_options(sim, transports)
     sim.add_argument("--peers", type=_positive_int, default=3)
-    _add_passphrase_option(sim)
+    add_passphrase_options(sim, session_name=True)
     sim.add_argument("--messages", type=_count, default=100, help="strokes in total")
     sim.add_argument(
         "--loss", type=_probability, default=0.0, help="share of datagrams lost per receiver"
@@ -222,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     peer.add_argument("--tx-loss", type=_probability, default=0.0)
     peer.add_argument("--rx-loss", type=_probability, default=0.0)
     peer.add_argument("--seed", type=int, default=None)
-    _add_passphrase_option(peer)
+    add_passphrase_options(peer, session_name=True)
     peer.add_argument(
         "--role",
         default=None,
@@ -331,23 +332,6 @@ def _run_peer(args: argparse.Namespace) -> int:
     )
     _print(run_peer(config), args.json)
     return 0
-
-
-def _add_passphrase_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--passphrase-file",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="join a private session: its passphrase is this file's first line (else the "
-        "WHITEBOARD_PASSPHRASE environment variable; never on the command line)",
-    )
-    parser.add_argument(
-        "--session-name",
-        default="",
-        metavar="NAME",
-        help="a private session's name: with the group, it salts the key (default: none)",
-    )
 
 
 def _session_key(args: argparse.Namespace, group: str) -> SessionKey | None:

@@ -66,16 +66,24 @@ def wait_until_ready(sock: socket.socket) -> None:
     raise AssertionError("the member never became ready")
 
 
-def test_a_flooded_rmp_peer_leaves_promptly_on_sigterm() -> None:
-    rng = random.Random(17)
+def listened_member(
+    rng: random.Random, name: str, *extra: str
+) -> tuple[str, int, socket.socket, subprocess.Popen[str]]:
+    """An RMP member on a random group (leave_linger short), and a socket listening there."""
     host = f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
     port = rng.randrange(20_000, 60_000)
     listener = group_listener(host, port)
     member = start_whiteboard(
         "peer", "--transport", "rmp", "--group", f"{host}:{port}", "--iface", "127.0.0.1",
-        "--ttl", "0", "--name", "flooded", "--send", "0", "--duration", "120", "--json",
-        "--no-log", "--param", "leave_linger=0.2",
+        "--ttl", "0", "--name", name, "--send", "0", "--json", "--no-log",
+        "--param", "leave_linger=0.2", *extra,
     )  # fmt: skip
+    return host, port, listener, member
+
+
+def test_a_flooded_rmp_peer_leaves_promptly_on_sigterm() -> None:
+    rng = random.Random(17)
+    host, port, listener, member = listened_member(rng, "flooded", "--duration", "120")
     sender = socket.socket(socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_UDP)
     sender.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_TTL, 0)
     sender.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton("127.0.0.1"))
@@ -105,15 +113,9 @@ def test_a_flooded_rmp_peer_leaves_promptly_on_sigterm() -> None:
 def test_a_peer_lingering_after_its_goal_leaves_at_once_on_sigterm() -> None:
     """--linger keeps a member serving repairs after its goal; a stop signal ends that at once
     (it used to be waited out: 30 s in the benchmark, which then killed the member)."""
-    rng = random.Random(23)
-    host = f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}"
-    port = rng.randrange(20_000, 60_000)
-    listener = group_listener(host, port)
-    member = start_whiteboard(
-        "peer", "--transport", "rmp", "--group", f"{host}:{port}", "--iface", "127.0.0.1",
-        "--ttl", "0", "--name", "lingering", "--send", "0", "--until-delivered", "0",
-        "--linger", "120", "--duration", "300", "--json", "--no-log",
-        "--param", "leave_linger=0.2",
+    _, _, listener, member = listened_member(
+        random.Random(23), "lingering", "--until-delivered", "0", "--linger", "120",
+        "--duration", "300",
     )  # fmt: skip
     try:
         wait_until_ready(listener)

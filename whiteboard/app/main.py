@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -15,7 +14,7 @@ from whiteboard.app.settings import (
     login_name,
     role_words,
 )
-from whiteboard.security.passphrase_source import read_passphrase
+from whiteboard.security.passphrase_source import add_passphrase_options, read_passphrase
 from whiteboard.sessionlog.cli import add_recording_options
 from whiteboard.transport.registry import transport_names
 
@@ -63,14 +62,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a transport with roles (mtp): host (the session's master: start it first), "
         "producer (draws), or viewer (sees the board, cannot draw)",
     )
-    parser.add_argument(
-        "--passphrase-file",
-        type=Path,
-        default=None,
-        metavar="FILE",
-        help="a private session's passphrase, this file's first line (else the "
-        "WHITEBOARD_PASSPHRASE environment variable; typed in the start dialog otherwise)",
-    )
+    add_passphrase_options(parser, session_name=False)  # else typed in the start dialog
     add_recording_options(parser)
     return parser
 

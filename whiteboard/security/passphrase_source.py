@@ -4,12 +4,32 @@ can read in the process list (issue 21)."""
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
 ENV_VAR = "WHITEBOARD_PASSPHRASE"
 MAX_FILE_BYTES = 4096
+
+
+def add_passphrase_options(parser: argparse.ArgumentParser, session_name: bool) -> None:
+    """``--passphrase-file`` (and ``--session-name`` if asked), for a command that joins."""
+    parser.add_argument(
+        "--passphrase-file",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="join a private session: its passphrase is this file's first line (else the "
+        f"{ENV_VAR} environment variable; never on the command line)",
+    )
+    if session_name:
+        parser.add_argument(
+            "--session-name",
+            default="",
+            metavar="NAME",
+            help="a private session's name: with the group, it salts the key (default: none)",
+        )
 
 
 def read_passphrase(file: Path | None, environ: Mapping[str, str] | None = None) -> str | None:
