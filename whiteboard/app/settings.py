@@ -212,6 +212,8 @@ class SessionSettings:
     # A private session's passphrase (issue 21, docs/security.md); "": a session in clear.
     # Never saved with the settings, never shown.
     passphrase: str = field(default="", repr=False)
+    # Whether to keep the passphrase in the system keyring (whiteboard/app/remembered.py).
+    remember_passphrase: bool = False
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -379,6 +381,9 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
         # Hex text: readable in the file, and the same in every QSettings format.
         qsettings.setValue("colour", f"#{settings.colour:08x}")
         qsettings.setValue("own_colour", "true" if settings.own_colour else "false")
+        qsettings.setValue(
+            "remember_passphrase", "true" if settings.remember_passphrase else "false"
+        )
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -431,6 +436,7 @@ def read_settings(
     # Missing (saved by a version that did not ask): a default colour, which is what that
     # version saved unless the person had changed it.
     take("own_colour", _yes_no, lambda _value: None)
+    take("remember_passphrase", _yes_no, lambda _value: None)
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:

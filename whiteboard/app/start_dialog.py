@@ -15,12 +15,14 @@ from dataclasses import replace
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtWidgets import (
     QButtonGroup,
+    QCheckBox,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QFormLayout,
     QLabel,
     QLineEdit,
+    QMessageBox,
     QPushButton,
     QRadioButton,
     QVBoxLayout,
@@ -28,6 +30,7 @@ from PySide6.QtWidgets import (
 )
 
 from whiteboard.app.interfaces import InterfaceChoice
+from whiteboard.app.remembered import PassphraseStore
 from whiteboard.app.settings import (
     NAME_MAX,
     SessionSettings,
@@ -47,6 +50,7 @@ from whiteboard.app.settings_dialog import (
 from whiteboard.security.strength import hint
 from whiteboard.transport.registry import describe
 
+NO_KEYRING = "This computer has no system keyring: the passphrase is typed for each session"
 # The fields this dialog shows; a problem with any other is fixed under "More settings…".
 _SHOWN = ("display_name", "transport", "group", "passphrase")
 
@@ -63,8 +67,10 @@ class StartDialog(QDialog):
         rng: random.Random | None = None,
         interfaces: Sequence[InterfaceChoice] | None = None,
         local_addresses: Collection[str] | None = None,
+        keyring: PassphraseStore | None = None,
     ) -> None:
         super().__init__(parent)
+        self._keyring = keyring or PassphraseStore()
         self.setWindowTitle("Whiteboard")
         self._base = settings or SessionSettings()
         self._interfaces = interfaces
@@ -78,7 +84,11 @@ class StartDialog(QDialog):
         self.more_dialog: SettingsDialog | None = None
         self._build(reset)
         self._show(self._base)
-        self.passphrase_edit.setText(self._base.passphrase)
+        remembered = self._base.remember_passphrase and self._keyring.available()
+        self.remember_box.setChecked(remembered)
+        self.passphrase_edit.setText(
+            self._base.passphrase or (self._keyring.load(self._base.group) if remembered else "")
+        )
 
     def _build(self, reset: Sequence[SettingsProblem]) -> None:
         heading = QLabel("<b>Draw together on one board</b>", self)
@@ -105,6 +115,10 @@ class StartDialog(QDialog):
         self.passphrase_edit.textChanged.connect(self._passphrase_changed)
         self.strength_label = QLabel(self)
         self.strength_label.setWordWrap(True)
+        self.remember_box = QCheckBox("&Remember it in the system keyring", self)
+        if not self._keyring.available():
+            self.remember_box.setEnabled(False)
+            self.remember_box.setToolTip(NO_KEYRING)
         self.rows: dict[str, FieldWithError] = {}
         form = QFormLayout()
         for key, label, editor in (
@@ -145,7 +159,13 @@ class StartDialog(QDialog):
         for mode in (heading, self.host_radio, self.join_radio):
             layout.addWidget(mode)
         layout.addLayout(form)
-        for below in (self.strength_label, self.hint_label, self.notice_label, self.more_button):
+        for below in (
+            self.strength_label,
+            self.remember_box,
+            self.hint_label,
+            self.notice_label,
+            self.more_button,
+        ):
             layout.addWidget(below)
         layout.addWidget(self.problems_label)
         layout.addWidget(self.buttons)
@@ -242,6 +262,7 @@ class StartDialog(QDialog):
             group=self.group_edit.text().strip(),
             mtp_role=role,
             passphrase=self.passphrase_edit.text(),
+            remember_passphrase=self.remember_box.isChecked(),
         )
 
     def chosen(self) -> SessionSettings | None:
@@ -315,7 +336,19 @@ def choose_session(
         dialog.deleteLater()
     if chosen is not None:
         save_settings(store, chosen)
+        refused = remember(chosen, PassphraseStore())
+        if refused is not None:
+            QMessageBox.warning(parent, "Whiteboard", refused)
     return chosen
+
+
+def remember(chosen: SessionSettings, keyring: PassphraseStore) -> str | None:
+    """Keep the passphrase in the system keyring if asked, else forget any kept for the
+    group; a message for the person if the keyring refused."""
+    if chosen.remember_passphrase and chosen.passphrase:
+        return keyring.save(chosen.group, chosen.passphrase)
+    keyring.forget(chosen.group)
+    return None
 
 
 __all__ = ["StartDialog", "choose_session"]
