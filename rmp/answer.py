@@ -12,8 +12,16 @@ from rmp.context import Phase, Shared
 from rmp.stations import Station
 from rmp.wire import Confirm, Join, NackRange, RmpPacket
 
-MAX_ANSWER_STATIONS = 180  # a join answer's list must fit one datagram (8 bytes a station)
-ANSWER_LIST_BYTES = MAX_ANSWER_STATIONS * Confirm.SIZE  # the list's room, holes included
+# A join answer's list (8 bytes a station, holes included) must fit one datagram with the
+# header, the Source and the Join option: 180 stations in 1,472 bytes, fewer in a private
+# session's smaller datagrams (max_datagram, whose envelope takes 44 bytes).
+ANSWER_OVERHEAD = 32
+MAX_ANSWER_STATIONS = (1472 - ANSWER_OVERHEAD) // Confirm.SIZE
+
+
+def answer_list_bytes(max_datagram: int) -> int:
+    """The room for an answer's list in a datagram of ``max_datagram`` bytes."""
+    return (max_datagram - ANSWER_OVERHEAD) // Confirm.SIZE * Confirm.SIZE
 # Joiners answered at once (due, waiting for the board, or answered within image_stall), at most:
 # each costs the application a copy of the board and us an image; a burst of join requests from
 # phantom stations must not (extension, issue 17). A joiner refused asks again (§2.8).
@@ -42,7 +50,9 @@ class Answer:
     holes: tuple[NackRange, ...] = ()  # below those numbers, the packets the image lacks
 
 
-def image_holes(stations: list[Station]) -> tuple[dict[int, int], tuple[NackRange, ...]]:
+def image_holes(
+    stations: list[Station], list_bytes: int = answer_list_bytes(1472)
+) -> tuple[dict[int, int], tuple[NackRange, ...]]:
     """What the board holds of each station: up to its last valid number, and the packets
     delivered above it at WI expiry (§2.3), which are on the board the image is cut from. A
     joiner told only the last valid number would take those again and deliver them twice
@@ -53,7 +63,8 @@ def image_holes(stations: list[Station]) -> tuple[dict[int, int], tuple[NackRang
     listed = {t.ident: t.last_valid for t in stations}
     holes: list[NackRange] = []
     # The list names these stations, the answerer and the joiner.
-    room = ANSWER_LIST_BYTES - Confirm.SIZE * min(len(stations) + 2, MAX_ANSWER_STATIONS)
+    most = list_bytes // Confirm.SIZE
+    room = list_bytes - Confirm.SIZE * min(len(stations) + 2, most)
     for station in stations:
         top = max(station.delivered_ahead, default=0)
         if top <= station.last_valid:
@@ -160,7 +171,8 @@ class JoinAnswers:
             if not self._settled(joiner, due, number, now):
                 continue
             listed, holes = image_holes(
-                [t for t in s.stations if t.state is not MemberState.LEFT and t.ident != joiner]
+                [t for t in s.stations if t.state is not MemberState.LEFT and t.ident != joiner],
+                answer_list_bytes(s.max_datagram),
             )
             listed[s.member_id] = s.seq
             rejoined = s.stations.get(joiner)
@@ -215,7 +227,7 @@ class JoinAnswers:
             timestamp=s.timestamp(now),
             options=(
                 Join(answer.join_number, answer=True),
-                *confirms[:MAX_ANSWER_STATIONS],
+                *confirms[: answer_list_bytes(s.max_datagram) // Confirm.SIZE],
                 *answer.holes,
             ),
             source=s.member_id,

@@ -61,7 +61,7 @@ COUNTERS = (
     "far_jumps_refused",  # data packets beyond MAX_GAP ahead of a known station's sequence
     "gaps_refused",  # gaps not tracked: the station's MAX_GAP (a stranger's STRANGER_GAP) full
     "repairs_refused",  # repairs a requester asked beyond its share (or the pending bound)
-    "repairs_to_group_unproven",  # repairs multicast: the asker's address had no credit left
+    "repairs_to_group_unproven",  # repairs multicast: beyond 3x what the asker's address sent
     "nacks_deferred",  # NACKs for a stranger's gap put off: MAX_STRANGER_NACKS per nack_retry
     "joins_refused",  # join requests left unanswered: MAX_JOINERS_SERVED being served
     "strangers_throttled",  # newcomers' packets beyond STRANGER_RATE, dropped undecoded

@@ -347,10 +347,7 @@ class RmpCore:
             elif isinstance(option, Retransmit):
                 self._repair.on_retransmit(option, now)
         if packet.data is not None:
-            before = station.last_valid
             self._sequencer.on_data(station, packet, now, live=True)
-            if station.last_valid > before and not station.stranger:
-                self._shared.credit.prove(addr)  # a member drawing with us is at this address
         else:
             # A control packet carries our peer's current S_n (§4.1): a higher one than we
             # have reveals data packets we missed (a confirmation by the source itself).

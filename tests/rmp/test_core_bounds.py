@@ -389,18 +389,19 @@ def test_forged_nacks_get_a_host_no_more_than_three_times_their_bytes() -> None:
     assert to_group and node.counter("repairs_to_group_unproven") > 0
 
 
-def test_a_member_drawing_with_us_is_repaired_point_to_point_at_its_address_only() -> None:
+def test_a_member_is_repaired_point_to_point_within_what_it_sent_never_a_forged_address() -> None:
     node = ready_node(J, {"profile": "lan", "answer_spread": 0.0})
     _holding_own(node, 8)
-    node.receive(data_packet(B, 1, 7.0), 7.0)  # B draws: its address is proven
+    for seq in range(1, 31):  # B draws: its strokes are its credit (3x their bytes)
+        node.receive(data_packet(B, seq, 7.0, payload=incompressible(400, seq)), 7.0)
     mark = len(node.sent)
-    node.receive(control_packet(B, 1, 7.1, NackRange(255, 1, J, 8)), 7.1)
+    node.receive(control_packet(B, 30, 7.1, NackRange(255, 1, J, 8)), 7.1)
     node.run_until(7.3)
     repairs = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
     assert len(repairs) == 8 and {s.dest for s in repairs} == {addr_of(B)}
     # The same station id from another address (forged): not an amplifier either.
     mark = len(node.sent)
-    node.receive(control_packet(B, 1, 8.0, NackRange(255, 1, J, 8)), 8.0, addr=VICTIM)
+    node.receive(control_packet(B, 30, 8.0, NackRange(255, 1, J, 8)), 8.0, addr=VICTIM)
     node.run_until(8.3)
     repairs = [s for s in node.sent[mark:] if s.options_of(Retransmit)]
     assert repairs and all(s.dest != VICTIM for s in repairs)

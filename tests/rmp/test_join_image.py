@@ -8,15 +8,17 @@ import struct
 import tracemalloc
 import zlib
 
+import pytest
+
 from coreapi.boardstate import StateFormat, pack_state
-from rmp.answer import Answer, AnswerLinks, JoinAnswers
+from rmp.answer import Answer, AnswerLinks, JoinAnswers, answer_list_bytes, image_holes
 from rmp.context import Phase
 from rmp.image import split_image
 from rmp.join import Joiner, JoinLinks
 from rmp.ordering import Delivery
 from rmp.sequencing import Sequencer
 from rmp.stations import Station
-from rmp.wire import Confirm, Image, Join, RmpPacket, ntp_middle32
+from rmp.wire import Confirm, Image, Join, RmpPacket, encode, ntp_middle32
 from tests.rmp.core_harness import A, B, J, addr_of, control_packet, data_packet, payload_of
 from tests.rmp.parts import Consumed, Context
 from whiteboard.transport.events import (
@@ -340,3 +342,23 @@ def test_a_decompression_bomb_image_is_refused_within_bounded_memory() -> None:
         tracemalloc.stop()
     _assert_refused(joining, events, "inflates past")
     assert peak < 6 << 20, f"a bomb image peaked at {peak / (1 << 20):.1f} MiB"
+
+
+@pytest.mark.parametrize("max_datagram", [1472, 1428, 1300])
+def test_an_answer_listing_many_stations_fits_the_datagram_limit(max_datagram: int) -> None:
+    """A private session's datagrams are smaller (the envelope's 44 bytes): an answer's list,
+    holes included, is sized to ``max_datagram``, not to 1,472 bytes (a private member
+    answering a crowd raised an assertion and never answered)."""
+    answering = Answering(max_datagram=max_datagram)
+    stations = {0x100 + k: 3 for k in range(200)}
+    answering.part.send_answer(Answer(J, {A: 6, J: 0, **stations}, 2), 1.0)
+    ((packet, _),) = answering.ctx.sent()
+    assert len(encode(packet)) <= max_datagram
+    listed = [o for o in packet.options if isinstance(o, Confirm)]
+    assert listed[0] == Confirm(6, A) and len(listed) == answer_list_bytes(max_datagram) // 8
+    station = answering.ctx.station(B, last_valid=2)
+    station.delivered_ahead.update(range(4, 400, 2))  # holes enough to overflow the room
+    crowd = [answering.ctx.station(0x200 + k, last_valid=1) for k in range(150)]
+    _, holes = image_holes([station, *crowd], answer_list_bytes(max_datagram))
+    room = answer_list_bytes(max_datagram) - 8 * (len(crowd) + 3)
+    assert sum(h.SIZE for h in holes) <= max(room, 0)

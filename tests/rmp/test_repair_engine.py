@@ -116,7 +116,7 @@ def test_s2_4_an_untrusted_nack_is_not_answered() -> None:
 def test_s2_7_one_requester_is_repaired_point_to_point_once() -> None:
     engine = Engine()
     a = engine.ctx.station(A)
-    engine.ctx.shared.credit.prove(addr_of(A))  # A draws with us (rmp/amplification.py)
+    engine.ctx.shared.credit.received(addr_of(A), 10_000)  # A sent us plenty (its strokes)
     packet = engine.store(J, 1)
     engine.part.on_nack(a, Nack(0, 1, J), trusted=True, now=1.0)
     engine.part.flush_repairs(1.0)
