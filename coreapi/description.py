@@ -124,6 +124,11 @@ class TransportDescription:
         """``params`` with the core's datagrams kept to ``limit`` bytes; ``ValueError`` if
         this transport cannot make them that small."""
         if self.datagram_param is not None:
+            # Lowered to the limit, never raised: a smaller value asked for (a path with a
+            # smaller MTU) stays.
+            asked = params.get(self.datagram_param)
+            if isinstance(asked, int | float) and not isinstance(asked, bool) and asked < limit:
+                limit = int(asked)
             return {**params, self.datagram_param: limit}
         if self.largest_datagram > limit:
             raise ValueError(

@@ -328,7 +328,7 @@ def _run_peer(args: argparse.Namespace) -> int:
         log_dir=args.log_dir,
         record=not args.no_log,
         board=args.board,
-        key=_session_key(args, args.group),
+        key=_session_key(args, str(GroupAddress.parse(args.group))),  # one spelling of it
     )
     _print(run_peer(config), args.json)
     return 0

@@ -64,3 +64,9 @@ def test_the_simulator_runs_a_private_session_deterministically(tmp_path: Path) 
     assert results[0] == results[1]  # the envelopes differ, nothing the members do
     clear = json.loads(run_whiteboard(*args, "--json").stdout)
     assert "private" not in clear and clear["board_hash"] == results[0]["board_hash"]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_passphrase(tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_bytes("\ufeffa long and private passphrase\r\n".encode())
+    assert read_passphrase(secret, {}) == "a long and private passphrase"

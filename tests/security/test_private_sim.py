@@ -73,3 +73,33 @@ def test_a_private_session_keeps_every_datagram_within_the_mtu() -> None:
     session.network.run(until=15.0)
     assert all(len(peer.replica.board) == 40 for peer in session.peers)
     assert session.converged()
+
+
+def test_the_simulators_loss_accounting_sees_through_the_envelope() -> None:
+    """Recoveries and source-loss events are found by looking for strokes' bytes in the lost
+    datagrams: in a private session the simulator takes them out of their envelopes first."""
+    from whiteboard.sim.scenario import ScenarioConfig, run_scenario
+
+    key = derive_session_key("a long and private passphrase", "simulator")
+    impairment = Impairment(loss=0.1, source_loss=0.05)
+    results = [
+        run_scenario(
+            ScenarioConfig("rmp", peers=4, messages=80, seed=9, impairment=impairment, key=k)
+        )
+        for k in (None, key)
+    ]
+    clear, private = results
+    assert private["complete"] and private["converged"]
+    assert int(private["recoveries"]) > 0 and int(private["source_loss_events"]) > 0  # type: ignore[call-overload]
+    assert private["source_loss_events"] == clear["source_loss_events"]
+
+
+def test_a_private_session_lowers_datagrams_to_fit_and_never_raises_them() -> None:
+    rmp, mtp, raw = (describe(name) for name in ("rmp", "mtp", "raw"))
+    assert rmp.params_within({}, 1428) == {"max_datagram": 1428}
+    assert rmp.params_within({"max_datagram": 1300}, 1428) == {"max_datagram": 1300}
+    assert rmp.params_within({"max_datagram": 1472}, 1428) == {"max_datagram": 1428}
+    assert mtp.params_within({"role": "master"}, 1428) == {"role": "master"}
+    assert raw.params_within({}, 1428) == {}
+    with pytest.raises(ValueError, match="more than the 1400"):
+        mtp.params_within({}, 1400)

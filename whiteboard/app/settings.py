@@ -263,7 +263,8 @@ class SessionSettings:
         Salted with the group: the same passphrase on another group is another session."""
         if not self.passphrase:
             return None
-        return derive_session_key(self.passphrase, self.group)
+        # One spelling of the group ("…:05000" is "…:5000"), so that every member salts alike.
+        return derive_session_key(self.passphrase, str(GroupAddress.parse(self.group)))
 
     def net_config(self) -> NetConfig:
         """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""

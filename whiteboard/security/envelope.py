@@ -67,6 +67,24 @@ def _sender_cipher(key: SessionKey, sender: bytes) -> ChaCha20Poly1305:
     return ChaCha20Poly1305(key.subkey(b"seal sender " + sender))
 
 
+def unseal(key: SessionKey, datagram: bytes) -> bytes | None:
+    """The datagram inside an envelope of ``key``'s session, authenticated, or None; with no
+    replay window: for tools that look at traffic (the simulator's loss accounting), never
+    for a member's input (Opener)."""
+    data = bytes(datagram)
+    if data[:_VERSION_AT] != MAGIC or len(data) < ENVELOPE_OVERHEAD:
+        return None
+    if data[_KEY_AT:_SENDER_AT] != key.key_id:
+        return None
+    counter_bytes = data[_COUNTER_AT:HEADER_SIZE]
+    try:
+        return _sender_cipher(key, data[_SENDER_AT:_COUNTER_AT]).decrypt(
+            _NONCE_PAD + counter_bytes, data[HEADER_SIZE:], data[:HEADER_SIZE]
+        )
+    except InvalidTag:
+        return None
+
+
 class Sealer:
     """Seals what one member sends. ``sender`` (random by default) must never be reused with
     the same session key: a member draws a new one for every run."""

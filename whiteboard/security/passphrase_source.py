@@ -44,7 +44,7 @@ def read_passphrase(file: Path | None, environ: Mapping[str, str] | None = None)
         if len(data) > MAX_FILE_BYTES:
             raise ValueError(f"the passphrase file {file} is over {MAX_FILE_BYTES} bytes")
         try:
-            text = data.decode("utf-8")
+            text = data.decode("utf-8-sig")  # an editor's byte order mark is no character
         except UnicodeDecodeError:
             raise ValueError(f"the passphrase file {file} is not UTF-8 text") from None
         first = text.splitlines()[0] if text else ""

@@ -16,6 +16,7 @@ from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
 from whiteboard.security import SessionKey
 from whiteboard.security.channel import PrivateChannel
+from whiteboard.security.envelope import unseal
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -273,7 +274,16 @@ class SimSession:
         if self.on_delivered is not None:
             self.on_delivered(peer, event)
 
+    def _clear(self, sender: int, data: bytes) -> bytes:
+        """The datagram as its core sent it (a private session's, taken out of its envelope),
+        for the loss accounting, which looks for strokes' bytes in it."""
+        key = self.keys.get(sender)
+        if key is None:
+            return data
+        return unseal(key, data) or data
+
     def _on_source_drop(self, sender: int, data: bytes) -> None:
+        data = self._clear(sender, data)
         if any(payload in data for payload in reversed(self._recent_strokes)):
             self.source_data_losses += 1
 
@@ -281,6 +291,7 @@ class SimSession:
         # Which payload did the lost datagram carry? Look among the sender's latest payloads
         # that the receiver still lacks; a repair of it then counts as a recovery.
         delivered = self._delivered[receiver]
+        data = self._clear(sender, data)
         for payload in reversed(self.sent_by[sender][-64:]):
             if payload not in delivered and payload in data:
                 self._lost.add((receiver, payload))

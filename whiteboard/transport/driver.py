@@ -136,10 +136,13 @@ class CoreDriver:
         opened = self._opened(data)
         if opened is not None:
             self._call(lambda now: self.core.receive_datagram(opened, addr, now))
+        elif self._events.pending():
+            self._pump()  # the person is told (a refusal of a new kind)
 
     def _opened(self, data: bytes) -> bytes | None:
         """What the core is to read of ``data``: opened from its envelope in a private
-        session, as it is otherwise; None if refused (counted, the person told once)."""
+        session, as it is otherwise; None if refused (counted; the person told once, through
+        an event the caller's pump dispatches)."""
         if self._channel is None:
             if not is_sealed(data):
                 return data
@@ -151,7 +154,6 @@ class CoreDriver:
                 return opened
         if message is not None:
             self._events.failure(message)
-            self._pump()
         return None
 
     def datagrams_received(self, batch: Sequence[tuple[bytes, Address]]) -> None:

@@ -126,6 +126,10 @@ class EventQueue:
     def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None:
         self._events.append(ProtocolEvent(name, dict(fields), self.clock()))
 
+    def pending(self) -> bool:
+        """Whether events wait to be drained."""
+        return bool(self._events)
+
     def drain(self) -> Iterator[Event]:
         while self._events:
             yield self._events.popleft()
