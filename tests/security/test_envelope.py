@@ -65,7 +65,7 @@ def test_another_passphrase_or_session_is_told_apart_from_a_forgery(
     assert failure_of(ours, Sealer(renamed).seal(b"x")) is SealFailure.FOREIGN_KEY
     # A forger who copies our key id in clear still lacks the key.
     forged = bytearray(Sealer(other_key).seal(b"clear the board"))
-    forged[4:12] = key.key_id
+    forged[4:12] = Sealer(key).seal(b"")[4:12]  # today's key id of our session
     assert failure_of(ours, bytes(forged)) is SealFailure.FORGED
     assert failure_of(ours, b"\x80\x00 an RMP datagram in clear") is SealFailure.NOT_SEALED
     assert failure_of(ours, b"WBs\x01short") is SealFailure.MALFORMED
@@ -107,10 +107,9 @@ def test_reordering_within_the_window_is_accepted_and_older_is_refused(key: Sess
 
 def test_a_flood_of_forgeries_from_new_senders_leaves_nothing_behind(key: SessionKey) -> None:
     opener = Opener(key)
+    key_id = Sealer(key).seal(b"")[4:12]
     for _ in range(500):
-        forged = (
-            b"WBs\x01" + key.key_id + os.urandom(8) + os.urandom(8) + os.urandom(40)
-        )
+        forged = b"WBs\x01" + key_id + os.urandom(8) + os.urandom(8) + os.urandom(40)
         assert failure_of(opener, forged) is SealFailure.FORGED
     assert opener.senders == 0 and opener.refused[SealFailure.FORGED] == 500
 
@@ -162,3 +161,48 @@ def test_a_sealed_datagram_altered_anywhere_never_opens(
     cut = data.draw(st.integers(HEADER_SIZE, len(datagram)))
     with pytest.raises(SealError):
         Opener(key).open(bytes(datagram[:cut]))
+
+
+DAY = 86_400.0
+
+
+class Clock:
+    def __init__(self, now: float) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_recording_of_an_earlier_days_session_does_not_open(key: SessionKey) -> None:
+    """The same passphrase, group and name every week: without epochs, Monday's traffic sent
+    again on Tuesday opened at a member that had not heard its senders (a fresh window)."""
+    monday = Clock(20 * DAY + 3600.0)
+    recorded = [Sealer(key, wall=monday).seal(f"stroke {n}".encode()) for n in range(5)]
+    assert all(Opener(key, wall=monday).open(d) for d in recorded[:1])  # Monday: it opens
+    tuesday = Clock(21 * DAY + 3600.0)
+    fresh = Opener(key, wall=tuesday)
+    assert {failure_of(fresh, d) for d in recorded} == {SealFailure.STALE}
+    wednesday = Opener(key, wall=Clock(22 * DAY + 3600.0))
+    assert {failure_of(wednesday, d) for d in recorded} == {SealFailure.FOREIGN_KEY}
+    assert fresh.senders == wednesday.senders == 0
+
+
+def test_a_session_goes_on_across_midnight(key: SessionKey) -> None:
+    clock = Clock(20 * DAY - 10.0)
+    sealer, member = Sealer(key, wall=clock), Opener(key, wall=clock)
+    slow_clock = Clock(clock.now - 5.0)
+    slow = Sealer(key, wall=slow_clock)  # a member whose clock is 5 s behind
+    late = sealer.seal(b"just before midnight")
+    assert member.open(late)[1] == b"just before midnight"
+    assert member.open(slow.seal(b"heard before midnight"))[1] == b"heard before midnight"
+    clock.now, slow_clock.now = 20 * DAY + 1.0, 20 * DAY - 4.0
+    delayed = sealer.seal(b"after")  # under the new day's keys; the counter goes on
+    assert delayed[4:12] != late[4:12]
+    assert member.open(delayed)[1] == b"after"
+    assert failure_of(member, late) is SealFailure.REPLAYED
+    # The slow member, heard yesterday, still seals under yesterday's keys: it opens.
+    assert member.open(slow.seal(b"slow clock, known"))[1] == b"slow clock, known"
+    # A member first heard now under yesterday's keys: refused, as a recording would be.
+    newcomer = Sealer(key, wall=Clock(20 * DAY - 2.0))
+    assert failure_of(member, newcomer.seal(b"x")) is SealFailure.STALE

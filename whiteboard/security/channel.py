@@ -3,6 +3,9 @@ in opened or refused (whiteboard/transport/driver.py holds one per run of a memb
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from whiteboard.security.envelope import ENVELOPE_OVERHEAD, Opener, Sealer, SealError, SealFailure
 from whiteboard.security.keys import SessionKey
 
@@ -34,10 +37,10 @@ class PrivateChannel:
 
     overhead = ENVELOPE_OVERHEAD
 
-    def __init__(self, key: SessionKey) -> None:
+    def __init__(self, key: SessionKey, wall: Callable[[], float] = time.time) -> None:
         self.key = key
-        self._sealer = Sealer(key)
-        self._opener = Opener(key)
+        self._sealer = Sealer(key, wall=wall)
+        self._opener = Opener(key, wall=wall)
         self._told: set[SealFailure] = set()
 
     def seal(self, datagram: bytes) -> bytes:

@@ -19,6 +19,9 @@ SCRYPT_N = 2**15
 SCRYPT_R = 8
 SCRYPT_P = 1
 KEY_ID_SIZE = 8
+# Keys change every UTC day (an epoch): traffic recorded in one day's session does not open in
+# another day's with the same passphrase (envelope.py).
+EPOCH_S = 86_400
 MIN_PASSPHRASE = 8  # characters; shorter ones are refused with a message
 MAX_PASSPHRASE = 1024
 _SALT_LABEL = b"whiteboard session v1\x00"
@@ -40,6 +43,23 @@ class SessionKey:
         return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose).derive(
             self.root
         )
+
+    def epoch_key_id(self, epoch: int) -> bytes:
+        """The key id on the wire during ``epoch`` (a UTC day): which session, which day."""
+        return self.subkey(b"key id " + _epoch_bytes(epoch), KEY_ID_SIZE)
+
+    def sender_key(self, epoch: int, sender: bytes) -> bytes:
+        """The encryption key of ``sender`` (its random run id) during ``epoch``."""
+        return self.subkey(b"seal sender " + _epoch_bytes(epoch) + sender)
+
+
+def epoch_of(wall: float) -> int:
+    """The epoch (UTC day) of the wall-clock time ``wall`` (seconds since 1970)."""
+    return int(wall // EPOCH_S)
+
+
+def _epoch_bytes(epoch: int) -> bytes:
+    return (epoch % 2**32).to_bytes(4, "big")
 
 
 def normalise_passphrase(passphrase: str) -> bytes:

@@ -132,7 +132,8 @@ class SimSession:
         self._delivered[index] = set()
         params = dict(self.params_for(index))
         key = self.keys.get(index)
-        channel = None if key is None else PrivateChannel(key)  # a new sender id each run
+        # A new sender id each run; the epoch (day) from the simulator's clock, everyone's.
+        channel = None if key is None else PrivateChannel(key, wall=self._wall)
         if channel is not None:
             params = describe(self.transport).params_within(
                 params, self.network.mtu - channel.overhead
@@ -280,7 +281,10 @@ class SimSession:
         key = self.keys.get(sender)
         if key is None:
             return data
-        return unseal(key, data) or data
+        return unseal(key, data, self._wall) or data
+
+    def _wall(self) -> float:
+        return self.network.now
 
     def _on_source_drop(self, sender: int, data: bytes) -> None:
         data = self._clear(sender, data)
