@@ -12,6 +12,9 @@ every implementation alike (the order of the implementations turns by one each r
 - our ``raw``, RMP and MTP as real ``whiteboard peer`` processes (``--no-presence``, the app's
   session log kept as the app keeps it), the senders unpaced (``--rate 1e6``: the transport paces);
   MTP's first sender is the master, the others producers, the receivers consumers;
+- on request (``--impl "rmp private"``, also ``raw private``, ``mtp private``), the same in a
+  private session (every member given a passphrase: its datagrams sealed, docs/security.md),
+  printed with its ratio to the same transport in clear (issue 21: at least 0.90x);
 
 1 sender -> 3 receivers and 4 senders -> 3 receivers (the strokes split among the senders), at
 0% and 5% injected receive loss (``--rx-loss``, seeded, on every member; raw Python and ZeroMQ
@@ -75,8 +78,9 @@ Row = dict[str, Any]
 _LIVE: list[subprocess.Popen[str]] = []
 
 
-def spawn(command: list[str]) -> subprocess.Popen[str]:
+def spawn(command: list[str], extra_env: dict[str, str] | None = None) -> subprocess.Popen[str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "QT_QPA_PLATFORM": "offscreen"}
+    env.update(extra_env or {})
     process = subprocess.Popen(
         command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=ROOT
     )
@@ -296,9 +300,17 @@ def peer_command(transport: str, group: str, name: str, log_dir: str, *args: str
 
 
 def run_peers(
-    transport: str, senders: int, strokes: int, loss: float, seed: int, rate: str = UNPACED
+    transport: str,
+    senders: int,
+    strokes: int,
+    loss: float,
+    seed: int,
+    rate: str = UNPACED,
+    private: bool = False,
 ) -> Row:
-    """``senders`` drawing ``strokes`` in all to RECEIVERS members; per-receiver figures."""
+    """``senders`` drawing ``strokes`` in all to RECEIVERS members; per-receiver figures.
+    ``private``: every member in a private session (its datagrams sealed, docs/security.md)."""
+    extra_env = {"WHITEBOARD_PASSPHRASE": BENCH_PASSPHRASE} if private else {}
     host, port = random_group()
     group = f"{host}:{port}"
     expected = strokes // senders * senders
@@ -309,7 +321,7 @@ def run_peers(
 
         def start(name: str, index: int, *args: str) -> subprocess.Popen[str]:
             command = peer_command(transport, group, name, log_dir, *common, *args)
-            return spawn([*command, "--seed", str(seed * 100 + index)])
+            return spawn([*command, "--seed", str(seed * 100 + index)], extra_env)
 
         def sender(i: int) -> subprocess.Popen[str]:
             role = (["--role", "master" if i == 0 else "producer"]) if mtp else []
@@ -526,6 +538,11 @@ def median(values: list[float]) -> float:
 # -- the session ----------------------------------------------------------------------------------
 
 IMPLS = ("raw Python", "ZeroMQ epgm", "raw", "rmp", "mtp")
+# Ours again in private sessions (--impl "rmp private" ...): the passphrase's cost, next to the
+# same transport in clear in the same repetition (issue 21's goal: at most 10% less).
+PRIVATE = " private"
+PRIVATE_IMPLS = tuple(f"{impl}{PRIVATE}" for impl in ("raw", "rmp", "mtp"))
+BENCH_PASSPHRASE = "a benchmark's private passphrase"
 GOALS: dict[tuple[str, int, float], str] = {
     ("raw", 1, 0.0): ">= 0.50x raw Python",
     ("rmp", 1, 0.0): ">= 20,000/s and >= 0.25x",
@@ -540,6 +557,8 @@ def one_run(impl: str, senders: int, loss: float, strokes: int, payload: bytes, 
         return run_plain("udp", senders, strokes, payload)
     if impl == "ZeroMQ epgm":
         return run_plain("zmq", senders, strokes, payload)
+    if impl.endswith(PRIVATE):
+        return run_peers(impl.removesuffix(PRIVATE), senders, strokes, loss, seed, private=True)
     return run_peers(impl, senders, strokes, loss, seed)
 
 
@@ -549,7 +568,7 @@ def session(args: argparse.Namespace, say: Any) -> dict[str, Any]:
         f"stroke: {len(payload)} bytes encoded (mean of 1,000 synthetic strokes {mean:.0f}); "
         f"raw Python / ZeroMQ datagram {HEADER_BYTES + len(payload)} bytes"
     )
-    impls = [i for i in IMPLS if i in args.impl]
+    impls = [i for i in (*IMPLS, *PRIVATE_IMPLS) if i in args.impl]
     if "ZeroMQ epgm" in impls:
         reason = zmq_unavailable()
         if reason:
@@ -588,7 +607,7 @@ def session(args: argparse.Namespace, say: Any) -> dict[str, Any]:
                     f"complete {row['completeness']:.3f} ({row.get('ended')}; load "
                     f"{row['load']:.2f}){problems}")  # fmt: skip
         if args.latency:
-            for impl in [i for i in order if i != "ZeroMQ epgm"]:
+            for impl in [i for i in order if i != "ZeroMQ epgm" and not i.endswith(PRIVATE)]:
                 try:
                     if impl == "raw Python":
                         row = run_plain("udp", 1, LAT_STROKES, payload, rate=LAT_RATE)
@@ -653,6 +672,13 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
               f"{r['cpu_us']:>13.1f} {r['cpu_x']:>8.2f} {r['completeness']:>8.3f}  "
               f"{r['ended']:<5}  {r['goal']}")  # fmt: skip
     print("goal for every row of ours: receive CPU <= 10 µs per stroke")
+    clear = {(r["case"], r["impl"]): r for r in rows}
+    for r in rows:
+        if r["impl"].endswith(PRIVATE) and (r["case"], r["impl"].removesuffix(PRIVATE)) in clear:
+            c = clear[(r["case"], r["impl"].removesuffix(PRIVATE))]
+            print(f"{r['case']:<10} {r['impl']:<12} x in clear: strokes/s "
+                  f"{r['rate'] / c['rate']:.3f}, CPU µs/stroke {r['cpu_us'] / c['cpu_us']:.3f}"
+                  "  (goal: strokes/s >= 0.90)")  # fmt: skip
     if result["latency"]:
         print(f"\nlatency, 1 -> {RECEIVERS}, {LAT_STROKES} strokes at {LAT_RATE:.0f}/s "
               "(median over the repetitions)")  # fmt: skip
@@ -684,7 +710,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--reps", type=int, default=3)
     parser.add_argument("--strokes", type=int, default=10_000)
-    parser.add_argument("--impl", nargs="+", default=list(IMPLS), choices=IMPLS)
+    parser.add_argument(
+        "--impl", nargs="+", default=list(IMPLS), choices=(*IMPLS, *PRIVATE_IMPLS)
+    )
     parser.add_argument("--senders", nargs="+", type=int, default=[1, 4])
     parser.add_argument("--loss", nargs="+", type=float, default=[0.0, LOSS])
     parser.add_argument("--no-latency", dest="latency", action="store_false")
