@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from coreapi import MemberState
 from coreapi.seqnum import to_wire
-from rmp.context import Phase, Shared
+from rmp.context import MAX_DATAGRAM_OUT, Phase, Shared
 from rmp.stations import Station
 from rmp.wire import Confirm, Join, NackRange, RmpPacket
 
@@ -16,12 +16,13 @@ from rmp.wire import Confirm, Join, NackRange, RmpPacket
 # header, the Source and the Join option: 180 stations in 1,472 bytes, fewer in a private
 # session's smaller datagrams (max_datagram, whose envelope takes 44 bytes).
 ANSWER_OVERHEAD = 32
-MAX_ANSWER_STATIONS = (1472 - ANSWER_OVERHEAD) // Confirm.SIZE
 
 
 def answer_list_bytes(max_datagram: int) -> int:
     """The room for an answer's list in a datagram of ``max_datagram`` bytes."""
     return (max_datagram - ANSWER_OVERHEAD) // Confirm.SIZE * Confirm.SIZE
+
+
 # Joiners answered at once (due, waiting for the board, or answered within image_stall), at most:
 # each costs the application a copy of the board and us an image; a burst of join requests from
 # phantom stations must not (extension, issue 17). A joiner refused asks again (§2.8).
@@ -51,7 +52,7 @@ class Answer:
 
 
 def image_holes(
-    stations: list[Station], list_bytes: int = answer_list_bytes(1472)
+    stations: list[Station], list_bytes: int = answer_list_bytes(MAX_DATAGRAM_OUT)
 ) -> tuple[dict[int, int], tuple[NackRange, ...]]:
     """What the board holds of each station: up to its last valid number, and the packets
     delivered above it at WI expiry (§2.3), which are on the board the image is cut from. A

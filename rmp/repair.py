@@ -368,8 +368,8 @@ class RepairEngine:
             source=s.member_id,
         )
         if to and address is not None and not s.credit.spend(address, wrapper.wire_size):
-            # An address not proven, beyond what it sent us: to the group instead, never an
-            # amplifier against another host (rmp/amplification.py).
+            # Beyond 3x what this address sent us: to the group instead, never an amplifier
+            # against another host (rmp/amplification.py).
             s.counters["repairs_to_group_unproven"] += 1
             to, address = 0, None
             if (source, seq, 0) in recent:

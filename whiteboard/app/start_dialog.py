@@ -71,6 +71,7 @@ class StartDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self._keyring = keyring or PassphraseStore()
+        self._keyring_available = self._keyring.available()
         self.setWindowTitle("Whiteboard")
         self._base = settings or SessionSettings()
         self._interfaces = interfaces
@@ -84,7 +85,7 @@ class StartDialog(QDialog):
         self.more_dialog: SettingsDialog | None = None
         self._build(reset)
         self._show(self._base)
-        remembered = self._base.remember_passphrase and self._keyring.available()
+        remembered = self._base.remember_passphrase and self._keyring_available
         self.remember_box.setChecked(remembered)
         self.passphrase_edit.setText(
             self._base.passphrase or (self._keyring.load(self._base.group) if remembered else "")
@@ -116,7 +117,7 @@ class StartDialog(QDialog):
         self.strength_label = QLabel(self)
         self.strength_label.setWordWrap(True)
         self.remember_box = QCheckBox("&Remember it in the system keyring", self)
-        if not self._keyring.available():
+        if not self._keyring_available:
             self.remember_box.setEnabled(False)
             self.remember_box.setToolTip(NO_KEYRING)
         self.rows: dict[str, FieldWithError] = {}

@@ -23,8 +23,8 @@ from whiteboard.net.sockets import (
     receive_buffer_size,
 )
 from whiteboard.security import SessionKey
-from whiteboard.security.channel import ETHERNET_DATAGRAM, PrivateChannel
-from whiteboard.transport.driver import CoreDriver
+from whiteboard.security.channel import ETHERNET_DATAGRAM
+from whiteboard.transport.driver import CoreDriver, private_channel
 from whiteboard.transport.events import EventHandler
 from whiteboard.transport.interface import Address
 from whiteboard.transport.registry import core_factory, describe
@@ -245,9 +245,7 @@ def open_transport(
     if group_param is not None:
         # A transport that names the group in its packets (MTP, RFC 1301 §2.3.2).
         params.setdefault(group_param, f"{config.group.host}:{config.group.port}")
-    channel = None if key is None else PrivateChannel(key)
-    if channel is not None:
-        params = describe(transport).params_within(params, ETHERNET_DATAGRAM - channel.overhead)
+    channel, params = private_channel(describe(transport), key, params, ETHERNET_DATAGRAM)
     carrier = MulticastCarrier(config, reactor)
     try:
         driver = CoreDriver(

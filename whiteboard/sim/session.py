@@ -15,9 +15,9 @@ from whiteboard.board import Op, OpId, decode_op, encode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
 from whiteboard.security import SessionKey
-from whiteboard.security.channel import PrivateChannel
 from whiteboard.security.envelope import unseal
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
+from whiteboard.transport.driver import private_channel
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
@@ -130,14 +130,15 @@ class SimSession:
         peer.started_at = self.network.now
         peer.failures_since_start = []
         self._delivered[index] = set()
-        params = dict(self.params_for(index))
-        key = self.keys.get(index)
-        # A new sender id each run; the epoch (day) from the simulator's clock, everyone's.
-        channel = None if key is None else PrivateChannel(key, wall=self._wall)
-        if channel is not None:
-            params = describe(self.transport).params_within(
-                params, self.network.mtu - channel.overhead
-            )
+        # A private session's channel, a new one each run; its epoch (day) from the
+        # simulator's clock, everyone's.
+        channel, params = private_channel(
+            describe(self.transport),
+            self.keys.get(index),
+            self.params_for(index),
+            self.network.mtu,
+            self._wall,
+        )
 
         def handler(event: Event) -> None:
             self._handle(peer, event)  # looked up per event: a test may wrap _handle later

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import logging
 import random
+import time
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.description import TransportDescription
+from whiteboard.security import SessionKey
 from whiteboard.security.channel import SEALED_IN_PUBLIC, PrivateChannel
 from whiteboard.security.envelope import is_sealed
 from whiteboard.transport.events import Event, EventHandler, EventQueue, Failure
@@ -35,6 +38,22 @@ class Carrier(Protocol):
 
     def release(self) -> None:
         """The core has finished: free the network resources."""
+
+
+def private_channel(
+    description: TransportDescription,
+    key: SessionKey | None,
+    params: Mapping[str, object],
+    datagram_limit: int,
+    wall: Callable[[], float] = time.time,
+) -> tuple[PrivateChannel | None, dict[str, object]]:
+    """A private session's channel for ``key`` (a new sender id: one per run of a member)
+    and ``params`` with the core's datagrams kept to what ``datagram_limit`` leaves beside the
+    envelope; no channel and ``params`` as they are for a session in clear (``key`` None)."""
+    if key is None:
+        return None, dict(params)
+    channel = PrivateChannel(key, wall)
+    return channel, description.params_within(params, datagram_limit - channel.overhead)
 
 
 class CoreDriver:
@@ -125,10 +144,6 @@ class CoreDriver:
         if self._channel is not None:
             counters.update(self._channel.counters())
         return counters
-
-    @property
-    def private(self) -> bool:
-        return self._channel is not None
 
     # -- the carrier's side ------------------------------------------------------------------
 
