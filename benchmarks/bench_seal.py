@@ -1,9 +1,10 @@
 """What a private session costs per datagram: python benchmarks/bench_seal.py [--n N].
 
 Prints the CPU µs to seal and to open a datagram of each size (a presence, a stroke, a full
-packet), to refuse a forgery from a new sender id (what a stranger's datagram costs), and the
-key derivation's time, with the load average; each against a plain ``bytes`` copy of the same
-size measured in the same run, the floor of any per-datagram work. Throughput with and
+packet), to refuse a forgery from a new sender id (what a stranger's datagram costs), the key
+derivation's time, and to prove and check an op (viewers), with the load average; each
+against a floor measured in the same run (a plain ``bytes`` copy of the same size, decoding
+the op). Throughput with and
 without a passphrase: run benchmarks/bench_transport.py twice, once with WHITEBOARD_PASSPHRASE
 set in its environment (every `whiteboard peer` it starts then seals), as docs/security.md
 describes."""
@@ -13,9 +14,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import random
 import time
 
-from whiteboard.security import Opener, Sealer, SealError, derive_session_key
+from whiteboard.board import decode_op, encode_op, synthetic_stroke
+from whiteboard.security import (
+    OpAuthority,
+    Opener,
+    Sealer,
+    SealError,
+    SessionKey,
+    derive_session_key,
+)
+from whiteboard.security.keys import session_key_from_view_code
 
 SIZES = (120, 476, 1428)  # a presence, a stroke of the app's size, a full RMP datagram
 
@@ -58,7 +69,27 @@ def main() -> None:
             opener.open(next(queue))
 
     print(f"a forgery from a new sender id refused: {per_call_us(refuse, len(forged)):.1f} µs")
+    proofs(key, max(1000, args.n // 10))
     print(f"load average at the end {os.getloadavg()[0]:.2f}")
+
+
+def proofs(key: SessionKey, n: int) -> None:
+    """What proving an op costs its author, and checking it each member: a drawer by the
+    MAC, a viewer by the signature (docs/security.md, Proofs); against decoding the op."""
+    stroke = synthetic_stroke(0x5EED_0001, 1, random.Random(1))
+    op_bytes = encode_op(stroke)
+    drawer = OpAuthority.of(key)
+    viewer = OpAuthority.of(session_key_from_view_code(key.view_code()))
+    proof = drawer.prove(op_bytes)
+    prove_us = per_call_us(lambda: drawer.prove(op_bytes), n)
+    mac_us = per_call_us(lambda: drawer.check(op_bytes, proof), n)
+    signature_us = per_call_us(lambda: viewer.check(op_bytes, proof), n)
+    decode_us = per_call_us(lambda: decode_op(op_bytes), n)
+    print(
+        f"a {len(op_bytes)}-byte stroke: prove {prove_us:5.1f} µs, check by MAC (drawers) "
+        f"{mac_us:4.1f} µs, by signature (viewers) {signature_us:5.1f} µs (decoding it "
+        f"{decode_us:4.1f} µs; MAC / decode {mac_us / decode_us:.2f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from whiteboard.app.tools import ToolKind
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
+from whiteboard.security.keys import session_key_from_view_code
 
 IMAGES = Path(__file__).parent / "images"
 LEFT = Qt.MouseButton.LeftButton
@@ -125,7 +126,8 @@ def dialogs() -> None:
 
 
 def private_session(net: NetConfig) -> None:
-    """The start dialog with a passphrase typed, and a private session's window."""
+    """The start dialog with a passphrase typed, a private session's window, and a viewer's
+    (joined with the view code)."""
     start = StartDialog(SessionSettings(display_name="Ada", group=str(net.group)))
     start.show()
     QTest.keyClicks(start.passphrase_edit, "correct horse battery staple")
@@ -146,6 +148,17 @@ def private_session(net: NetConfig) -> None:
     wait_for(lambda: ada.replica.board.hash() == bob.replica.board.hash(), "the boards to agree")
     bob.hide()
     shoot(ada, "private-session")
+    # Someone given the view code (Session > Copy view code) watches, and cannot draw.
+    viewer_key = session_key_from_view_code(ada.copy_view_code() or "")
+    vic = MainWindow("rmp", net, {"profile": "lan"}, "Vic", colour=0xFF43A047, key=viewer_key)
+    vic.setGeometry(40, 40, 1200, 640)
+    vic.show()
+    wait_for(lambda: vic.replica.board.hash() == ada.replica.board.hash(), "Vic to see the board")
+    wait_for(lambda: len(vic.replica.presence) >= 2, "Vic to hear the others' names")
+    QTest.qWait(1500)  # the members panel refreshes on its own tick
+    windows.append(vic)
+    ada.hide()
+    shoot(vic, "viewer-session")
     for window in windows:
         window.close()
     wait_for(lambda: all(w.transport.finished for w in windows), "leaving", 10)

@@ -17,7 +17,8 @@ whiteboard/presence.py does)::
     ["wb-carry", 1, order_key, op]
 
 ``order_key`` is an array of ints (the key the op was first delivered with), ``op`` the op's
-own encoding (bin).
+own encoding (bin), or in a private session the op signed (whiteboard/board/signed.py), its
+proof kept so that whoever is given it can check that a drawer made it.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import msgpack
 
 from whiteboard.board import Op, OpDecodeError, OrderKey, decode_op, encode_op
+from whiteboard.board.signed import SignedDecodeError, decode_signed, encode_signed, is_signed
 from whiteboard.presence import is_tagged
 
 MAGIC = "wb-carry"
@@ -43,14 +45,18 @@ class CarryDecodeError(ValueError):
 class Carried:
     order_key: OrderKey
     op: Op
+    op_bytes: bytes  # the op's encoding, as its proof covers it
+    proof: bytes | None = None  # a private session's (whiteboard/board/signed.py)
 
 
 def is_carried(payload: bytes) -> bool:
     return is_tagged(payload, MAGIC)
 
 
-def encode_carried(order_key: OrderKey, op: Op) -> bytes:
-    data: bytes = msgpack.packb([MAGIC, VERSION, list(order_key), encode_op(op)], use_bin_type=True)
+def encode_carried(order_key: OrderKey, op: Op, proof: bytes | None = None) -> bytes:
+    op_bytes = encode_op(op)
+    inner = op_bytes if proof is None else encode_signed(op_bytes, proof)
+    data: bytes = msgpack.packb([MAGIC, VERSION, list(order_key), inner], use_bin_type=True)
     return data
 
 
@@ -73,11 +79,14 @@ def decode_carried(payload: bytes) -> Carried:
         raise CarryDecodeError(f"a carried op's order key must be 1..{MAX_KEY_INTS} ints")
     if not isinstance(op_bytes, bytes):
         raise CarryDecodeError("a carried op's op must be bytes")
+    proof = None
     try:
+        if is_signed(op_bytes):
+            op_bytes, proof = decode_signed(op_bytes)
         op = decode_op(op_bytes)
-    except OpDecodeError as exc:
+    except (OpDecodeError, SignedDecodeError) as exc:
         raise CarryDecodeError(f"a carried op is unusable: {exc}") from None
-    return Carried(tuple(key), op)
+    return Carried(tuple(key), op, op_bytes, proof)
 
 
 __all__ = ["Carried", "CarryDecodeError", "decode_carried", "encode_carried", "is_carried"]

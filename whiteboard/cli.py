@@ -336,13 +336,13 @@ def _run_peer(args: argparse.Namespace) -> int:
 
 def _session_key(args: argparse.Namespace, group: str) -> SessionKey | None:
     """The key of the private session the arguments name, or None (a session in clear)."""
-    from whiteboard.security import derive_session_key
+    from whiteboard.security import open_session_key
     from whiteboard.security.passphrase_source import read_passphrase
 
     passphrase = read_passphrase(args.passphrase_file)
     if passphrase is None:
         return None
-    return derive_session_key(passphrase, group, args.session_name)
+    return open_session_key(passphrase, group, args.session_name)
 
 
 def _run_replay(args: argparse.Namespace) -> int:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from whiteboard.board import Change, encode_op
+from whiteboard.board import Change
 from whiteboard.board.files import BoardFileError, describe_os_error, open_board
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
@@ -29,7 +29,7 @@ from whiteboard.presence import (
     name_card_of,
 )
 from whiteboard.replica import Replica
-from whiteboard.security import SessionKey
+from whiteboard.security import OpAuthority, SessionKey
 from whiteboard.sessionlog import (
     RecordingHandler,
     SessionHeader,
@@ -91,6 +91,9 @@ class HeadlessPeer:
                 self.replica.board = open_board(config.board).board
             except BoardFileError as exc:
                 raise ValueError(str(exc)) from None
+        # A private session's ops are proven and checked (whiteboard/security/signing.py);
+        # a seeded board's ops are vouched for by this member if it holds the passphrase.
+        self.replica.use_authority(OpAuthority.of(config.key) if config.key else None)
         self.failures: list[str] = []
         self.members: dict[int, MemberState] = {}
         self.sent = 0
@@ -145,7 +148,7 @@ class HeadlessPeer:
             member_id=self.transport.member_id,
             member_name=cfg.name,
             now=self.reactor.time(),
-            key_id=cfg.key.key_id if cfg.key is not None else None,
+            key=cfg.key,
         )
 
     def run(self) -> dict[str, object]:
@@ -200,8 +203,11 @@ class HeadlessPeer:
             # Private sessions: datagrams that failed the session's authentication.
             "auth_failures": counters.get("auth_failures", 0),
             "private": self.config.key is not None,
+            "can_draw": self.replica.can_draw,
             "duplicates_delivered": self.replica.stats.duplicates_delivered,
             "rejected_ops": self.replica.stats.rejected,
+            # A private session's ops without a drawer's proof (a viewer's): not applied.
+            "unproven_ops": self.replica.stats.unproven,
             "tx_loss_injected": self.carrier.stats.tx_loss_injected,
             "rx_loss_injected": self.carrier.stats.rx_loss_injected,
             "receive_buffer": self.carrier.stats.receive_buffer,
@@ -279,7 +285,9 @@ class HeadlessPeer:
 
     def _stroke(self, counter: int) -> bytes:
         """Our ``counter``-th stroke, encoded (the seed's strokes are drawn in counter order)."""
-        return encode_op(synthetic_stroke(self.transport.member_id, counter, self._rng))
+        return self.replica.payload_of(
+            synthetic_stroke(self.transport.member_id, counter, self._rng)
+        )
 
     def _prepare_drawings(self) -> None:
         """Make the strokes to draw before joining: what the UI would hand us is not

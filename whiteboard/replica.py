@@ -7,13 +7,31 @@ The same class serves the app, the headless peer and the simulator, so what the 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from whiteboard.board import Board, Change, Op, OpDecodeError, OrderKey, SnapshotError, decode_op
-from whiteboard.carry import CarryDecodeError, decode_carried, encode_carried, is_carried
+from whiteboard.board import (
+    Board,
+    Change,
+    Op,
+    OpDecodeError,
+    OpId,
+    OrderKey,
+    SnapshotError,
+    decode_op,
+    encode_op,
+)
+from whiteboard.board.signed import (
+    SIGNED_OVERHEAD,
+    SignedDecodeError,
+    decode_signed,
+    encode_signed,
+    is_signed,
+)
+from whiteboard.carry import Carried, CarryDecodeError, decode_carried, encode_carried, is_carried
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
+from whiteboard.security import OpAuthority
 from whiteboard.transport.events import (
     BoardStateReceived,
     BoardStateRequested,
@@ -46,14 +64,23 @@ class ReplicaStats:
     carried_applied: int = 0  # ops others handed on that we lacked
     carried_known: int = 0  # ops others handed on that we had already
     carry_failures: int = 0  # ops we could not hand on (the transport refused them)
+    # A private session's ops without a drawer's proof (a viewer's, or forged): never applied.
+    unproven: int = 0
     delivered_by_origin: Counter[int] = field(default_factory=Counter)
 
 
 class Replica:
-    def __init__(self, decode: Callable[[bytes], Op] = decode_op) -> None:
+    def __init__(
+        self, decode: Callable[[bytes], Op] = decode_op, authority: OpAuthority | None = None
+    ) -> None:
         # ``decode``: the simulator gives its replicas one shared memo of decode_op
         # (coreapi/memo.py ValueMemo), so that a stroke is decoded once for the whole group.
         self._decode = decode
+        # A private session's: only ops proven by a drawer are applied, and ours are proven
+        # (whiteboard/security/signing.py); each op's proof is kept, to go with it to joiners.
+        self.authority = authority
+        self._proofs: dict[OpId, bytes] = {}
+        self._incoming_proofs: dict[OpId, bytes] = {}
         self.board = Board()
         self.stats = ReplicaStats()
         self._last_counter: dict[int, int] = {}
@@ -86,12 +113,48 @@ class Replica:
         so the members who gave it, and everyone else, get it too."""
         for key, op in lacking:
             try:
-                transport.send(encode_carried(key, op))
+                transport.send(encode_carried(key, op, self._proofs.get(op.id)))
             except (RuntimeError, ValueError) as exc:
                 self.stats.carry_failures += 1
                 self.last_rejection = f"op {op.id} could not be handed on: {exc}"
             else:
                 self.stats.carried_sent += 1
+
+    def use_authority(self, authority: OpAuthority | None) -> None:
+        """Join a session with ``authority`` (None: in clear), keeping the board: a drawer
+        vouches for every op on it, so joiners take them; otherwise the old proofs go."""
+        self.authority = authority
+        self._proofs = {}
+        if authority is not None and authority.can_sign:
+            for _, op in self.board.log():
+                self._proofs[op.id] = authority.prove(encode_op(op))
+
+    @property
+    def proofs(self) -> Mapping[OpId, bytes]:
+        """The proof of each op on the board that has one (a private session's)."""
+        return self._proofs
+
+    @property
+    def can_draw(self) -> bool:
+        """False for a viewer of a private session: no op of ours would be applied."""
+        return self.authority is None or self.authority.can_sign
+
+    @property
+    def payload_overhead(self) -> int:
+        """The most bytes :meth:`payload_of` adds to an op's encoding."""
+        return 0 if self.authority is None else SIGNED_OVERHEAD
+
+    def payload_of(self, op: Op) -> bytes:
+        """What to send for an op of ours: its encoding, with a drawer's proof in a private
+        session. A viewer's goes unproven, and no member applies it."""
+        op_bytes = encode_op(op)
+        if self.authority is None or not self.authority.can_sign:
+            return op_bytes
+        return encode_signed(op_bytes, self.authority.prove(op_bytes))
+
+    def _refuse_unproven(self, what: str) -> None:
+        self.stats.unproven += 1
+        self.last_rejection = f"{what} has no valid proof that a drawer made it: not applied"
 
     def apply_delivered(self, event: Delivered) -> Change | Presence | None:
         """Apply one delivered payload; return what changed (or the presence it was), or None
@@ -101,7 +164,10 @@ class Replica:
         if is_carried(event.payload):
             return self._take_carried(event)
         try:
-            op = self._decode(event.payload)
+            op, proof = open_op(event.payload, self.authority, self._decode)
+        except UnprovenOpError:
+            self._refuse_unproven(f"an op from member {event.origin:08x}")
+            return None
         except OpDecodeError as exc:
             self.stats.rejected += 1
             self.last_rejection = str(exc)
@@ -121,6 +187,8 @@ class Replica:
         if change.duplicate:
             self.stats.duplicates_delivered += 1
         else:
+            if proof is not None:
+                self._proofs[op.id] = proof
             self.stats.ops_applied += 1
             if change.late:
                 self.stats.late_inserts += 1
@@ -135,13 +203,28 @@ class Replica:
             self.stats.rejected += 1
             self.last_rejection = f"from member {event.origin:08x}: {exc}"
             return None
+        if not carried_proven(carried, self.authority):
+            self._refuse_unproven(f"op {carried.op.id} handed on by member {event.origin:08x}")
+            return None
         change = self.board.apply(carried.order_key, carried.op)
         if change.duplicate:
             self.stats.carried_known += 1
         else:
+            if carried.proof is not None:
+                self._proofs[carried.op.id] = carried.proof
             self.stats.ops_applied += 1
             self.stats.carried_applied += 1
         return change
+
+    def _admit(self, op: Op, proof: bytes | None) -> bool:
+        """Whether an op of a board given to us may be taken: with a drawer's proof, in a
+        private session. Counted, and its proof kept, here."""
+        if not snapshot_op_proven(op, proof, self.authority):
+            self._refuse_unproven(f"op {op.id} of a board given to us")
+            return False
+        if proof is not None:
+            self._incoming_proofs[op.id] = proof
+        return True
 
     def _take_presence(self, event: Delivered) -> Presence | None:
         try:
@@ -161,13 +244,54 @@ class Replica:
         returns those ops (with their keys), for the others to be given them too.
 
         Raises :class:`SnapshotError` with a readable message for a bad snapshot."""
-        incoming = Board.from_snapshot(state)
+        self._incoming_proofs = {}
+        incoming = Board.from_snapshot(state, self._admit)
         lacking = [(key, op) for key, op in self.board.log() if op.id not in incoming]
         self.board = adopted(incoming, self.board)
+        self._proofs.update(self._incoming_proofs)
+        self._incoming_proofs = {}
         return lacking
 
     def snapshot(self) -> bytes:
-        return self.board.snapshot()
+        return self.board.snapshot(self._proofs if self.authority is not None else None)
+
+
+class UnprovenOpError(OpDecodeError):
+    """In a private session, an op without a valid proof that a drawer made it."""
+
+
+def open_op(
+    payload: bytes, authority: OpAuthority | None, decode: Callable[[bytes], Op] = decode_op
+) -> tuple[Op, bytes | None]:
+    """The op a delivered payload holds, and its proof (a private session's). Raises
+    :class:`UnprovenOpError` for an op no drawer made, :class:`OpDecodeError` for one that is
+    not an op: how the live replica, and a replay after it, take ops."""
+    if authority is None:
+        return decode(payload), None
+    if not is_signed(payload):
+        raise UnprovenOpError("an op without a proof that a drawer made it")
+    try:
+        op_bytes, proof = decode_signed(payload)
+    except SignedDecodeError as exc:
+        raise OpDecodeError(str(exc)) from None
+    if not authority.check(op_bytes, proof):
+        raise UnprovenOpError("an op whose proof is not a drawer's")
+    return decode(op_bytes), proof
+
+
+def carried_proven(carried: Carried, authority: OpAuthority | None) -> bool:
+    """Whether an op handed on (whiteboard/carry.py) may be taken."""
+    if authority is None:
+        return True
+    return carried.proof is not None and authority.check(carried.op_bytes, carried.proof)
+
+
+def snapshot_op_proven(op: Op, proof: bytes | None, authority: OpAuthority | None) -> bool:
+    """Whether an op of a board given to a joiner may be taken: its proof covers the op's
+    encoding, which every op re-encodes to exactly (tests/security/test_viewers.py)."""
+    if authority is None:
+        return True
+    return proof is not None and authority.check(encode_op(op), proof)
 
 
 def adopted(incoming: Board, had: Board) -> Board:
@@ -179,4 +303,13 @@ def adopted(incoming: Board, had: Board) -> Board:
     return incoming
 
 
-__all__ = ["BoardStateSink", "Replica", "ReplicaStats", "adopted"]
+__all__ = [
+    "BoardStateSink",
+    "Replica",
+    "ReplicaStats",
+    "UnprovenOpError",
+    "adopted",
+    "carried_proven",
+    "open_op",
+    "snapshot_op_proven",
+]

@@ -9,7 +9,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import open_window
 from tests.app.test_window_mtp import open_mtp_window
-from whiteboard.app.window import VIEWER_REASON
+from whiteboard.app.session import VIEWER_REASON
 from whiteboard.net.runtime import NetConfig
 
 

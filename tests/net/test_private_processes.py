@@ -169,3 +169,51 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
     assert b"mallory" in wire and all(payload[8:40] in wire for payload in sent_by("mallory"))
     assert b"alice" not in wire and b"bob" not in wire
     assert not any(payload[8:40] in wire for payload in sent)
+
+
+@pytest.mark.parametrize("transport", ["rmp", "mtp"])
+def test_a_viewer_with_the_view_code_sees_the_board_and_gets_no_op_applied(
+    transport: str, group: GroupAddress, tmp_path: Path
+) -> None:
+    """Alice and Bob hold the passphrase, Vic its view code; all three draw 20 strokes. Vic's
+    datagrams are authentic (it holds the view secret), so the transports deliver its strokes;
+    no member applies one, Vic included, and every board ends equal. Alice's log replays to
+    the same board, Vic's strokes refused there too."""
+    from whiteboard.replay.timeline import timeline_of
+    from whiteboard.sessionlog.rows import rows_of
+
+    key = derive_session_key("a long and private passphrase", str(group))
+    secret, code = tmp_path / "passphrase", tmp_path / "view-code"
+    secret.write_text("a long and private passphrase\n")
+    code.write_text(key.view_code() + "\n")
+    roles = {"alice": "master", "bob": "producer", "vic": "producer"}
+    common = ("--transport", transport, "--send", "20", "--rate", "20", "--duration", "60")
+    processes = [
+        start_peer(
+            group,
+            name,
+            tmp_path,
+            *common,
+            *(("--role", roles[name]) if transport == "mtp" else ()),
+            *("--wait-members", "2", "--until-delivered", "40", "--linger", "4"),
+            *("--seed", str(n), "--passphrase-file", str(file)),
+        )
+        for n, (name, file) in enumerate((("alice", secret), ("bob", secret), ("vic", code)))
+    ]
+    alice, bob, vic = (finish(process) for process in processes)
+    assert alice["can_draw"] is True and vic["can_draw"] is False
+    # Vic's strokes come back to it and are refused; a drawer that joined by an image (one
+    # Vic may have given, its proofs checked) never had them delivered at all.
+    assert vic["unproven_ops"] == 20
+    assert int(alice["unproven_ops"]) + int(bob["unproven_ops"]) > 0  # type: ignore[call-overload]
+    for result in (alice, bob, vic):
+        assert result["private"] is True and result["delivered_total"] == 40, result
+        assert f"{vic['member_id']:08x}" not in result["delivered_by_origin"]  # type: ignore[operator]
+        assert result["board_hash"] == alice["board_hash"]
+    [log] = (tmp_path / "alice").glob("*")
+    recorded = read_log(log)
+    assert recorded.header.drawing_key == key.drawing_public.hex()
+    timeline = timeline_of(recorded)
+    assert len(timeline.drawings()) == 40 and timeline.refused == alice["unproven_ops"]
+    kinds = [row["payload_kind"] for row in rows_of(recorded.header, iter(recorded.records))]
+    assert kinds.count("unproven") == alice["unproven_ops"]

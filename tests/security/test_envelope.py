@@ -141,7 +141,7 @@ def test_the_key_depends_on_every_input_and_refuses_short_passphrases() -> None:
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200))
 def test_any_bytes_are_refused_with_a_reason_never_an_exception(data: bytes) -> None:
-    key = SessionKey(bytes(32), bytes(8))
+    key = SessionKey(bytes(32), bytes(8), bytes(32))
     opener = Opener(key)
     for candidate in (data, b"WBs\x01" + bytes(8) + data):
         with pytest.raises(SealError):
@@ -154,7 +154,7 @@ def test_any_bytes_are_refused_with_a_reason_never_an_exception(data: bytes) -> 
 def test_a_sealed_datagram_altered_anywhere_never_opens(
     payload: bytes, data: st.DataObject
 ) -> None:
-    key = SessionKey(bytes(range(32)), bytes(range(8)))
+    key = SessionKey(bytes(range(32)), bytes(range(8)), bytes(32))
     datagram = bytearray(Sealer(key).seal(payload))
     index = data.draw(st.integers(0, len(datagram) - 1))
     datagram[index] ^= data.draw(st.integers(1, 255))

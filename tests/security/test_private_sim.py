@@ -103,3 +103,42 @@ def test_a_private_session_lowers_datagrams_to_fit_and_never_raises_them() -> No
     assert raw.params_within({}, 1428) == {}
     with pytest.raises(ValueError, match="more than the 1400"):
         mtp.params_within({}, 1400)
+
+
+@pytest.mark.parametrize(("transport", "loss"), [("raw", 0.0), ("rmp", 0.05), ("mtp", 0.05)])
+def test_a_viewer_watches_everything_and_none_of_its_ops_is_applied(
+    transport: str, loss: float
+) -> None:
+    """Peers 0-2 hold the passphrase, peer 3 the view code; everyone draws 20 strokes. The
+    drawers' 60 reach everyone, proven; the viewer's 20 are delivered by the transport and
+    applied nowhere, its own board included (issue 21 point 2)."""
+    from whiteboard.security.keys import session_key_from_view_code
+
+    description = describe(transport)
+    host, member = description.host_role, description.member_role
+
+    def params_for(index: int) -> dict[str, object]:
+        if host is None or member is None:
+            return {}
+        return {description.role_param: (host if index == 0 else member).value}
+
+    drawer = derive_session_key("the drawing passphrase", GROUP, "review")
+    session = SimSession(
+        transport, 4, seed=6, impairment=Impairment(loss=loss), params_for=params_for
+    )
+    session.keys = {0: drawer, 1: drawer, 2: drawer, 3: session_key_from_view_code(
+        drawer.view_code()
+    )}
+    for index in range(4):
+        session.start(index)
+    session.network.run(until=5.0)
+    for _ in range(20):
+        for index in range(4):
+            session.draw(index)
+    session.network.run(until=40.0)
+    replicas = [peer.replica for peer in session.peers]
+    assert [len(replica.board) for replica in replicas] == [60, 60, 60, 60]
+    assert len({replica.board.hash() for replica in replicas}) == 1
+    assert [replica.stats.unproven for replica in replicas] == [20, 20, 20, 20]
+    viewer_id = session.peers[3].member_id
+    assert all(op.id.author != viewer_id for _, op in replicas[0].board.log())

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hypothesis import strategies as st
 
 from tests.board.board_strategies import any_op
@@ -49,7 +51,10 @@ headers = st.builds(
     member_id=members,
     member_name=texts,
     key_id=st.one_of(st.none(), st.text(alphabet="0123456789abcdef", min_size=16, max_size=16)),
-)
+    drawing_key=st.one_of(
+        st.none(), st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
+    ),
+).map(lambda h: replace(h, drawing_key=None) if h.key_id is None else h)  # only with a key id
 
 records_by_kind: dict[RecordKind, st.SearchStrategy[Record]] = {
     RecordKind.HEADER: headers,

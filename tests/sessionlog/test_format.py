@@ -5,6 +5,7 @@ from __future__ import annotations
 import struct
 import tempfile
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import msgpack
@@ -140,9 +141,16 @@ def test_a_private_sessions_key_id_is_a_trailing_header_field_older_readers_skip
     private_items = msgpack.unpackb(encode_record(private))
     assert private_items == [*clear_items, "ab" * 8]  # a session in clear: the bytes as before
     assert decode_record(encode_record(private)) == private
+    # The drawing key's public half follows it (viewers, docs/security.md).
+    signed = replace(private, drawing_key="cd" * 32)
+    signed_items = msgpack.unpackb(encode_record(signed))
+    assert signed_items == [*private_items, "cd" * 32]
+    assert decode_record(encode_record(signed)) == signed
     # A newer writer's further fields are still ignored.
-    newer = msgpack.packb([*private_items, "a field from the future"])
-    assert decode_record(newer) == private
+    newer = msgpack.packb([*signed_items, "a field from the future"])
+    assert decode_record(newer) == signed
     bad = msgpack.packb([*clear_items, "not a key id"])
     with pytest.raises(SessionLogError, match="key_id"):
         decode_record(bad)
+    with pytest.raises(SessionLogError, match="drawing_key"):
+        decode_record(msgpack.packb([*private_items, "not a public key"]))

@@ -117,7 +117,7 @@ class BoardFiles:
 
     def _import_board(self, opened: OpenedBoard, name: str) -> None:
         clear = Clear(self._host.next_op_id())
-        plan = copies_of(opened.board, self._host.next_op_id, self._host.transport.max_payload)
+        plan = copies_of(opened.board, self._host.next_op_id, self._host.canvas.max_payload)
         self._host.history.record([clear.id, *(op.id for op in plan.ops)])
         note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
         self._window.statusBar().showMessage(f"Opening {name}{note}…")

@@ -12,6 +12,7 @@ from PySide6.QtWidgets import (
     QDockWidget,
     QHeaderView,
     QLabel,
+    QPushButton,
     QTableWidget,
     QVBoxLayout,
     QWidget,
@@ -19,6 +20,8 @@ from PySide6.QtWidgets import (
 from PySide6.QtWidgets import QTableWidgetItem as Item
 
 from whiteboard.app.health import Agreement, MemberRow
+from whiteboard.app.view_code import VIEW_CODE_TIP
+from whiteboard.security import SessionKey
 from whiteboard.transport.interface import MemberState
 
 COLUMNS = ("Member", "State", "NACKs", "Resent", "Late", "Board")
@@ -58,7 +61,14 @@ NUMERIC_COLUMNS = (2, 3, 4)
 JOINING_NAME = "joining…"
 NO_NAME = "(left before its name arrived)"
 GREY = QColor(150, 150, 150)
-PRIVATE_TEXT = "Private session: only members who know its passphrase see and change this board."
+PRIVATE_TEXT = (
+    "Private session: only members who know its passphrase see and change this board; "
+    "people with its view code can watch."
+)
+VIEWING_TEXT = (
+    "Private session, view only: you joined with its view code, so you see this board but "
+    "nothing you draw would be shown to anyone."
+)
 OPEN_TEXT = "Open session: anyone on this network can see and change this board."
 
 
@@ -74,6 +84,10 @@ class MembersPanel(QDockWidget):
         self.privacy = QLabel()
         self.privacy.setWordWrap(True)
         self.privacy.setContentsMargins(4, 0, 4, 2)
+        # A drawer of a private session hands out view codes from here (or the Session menu).
+        self.view_code_button = QPushButton("Copy view code")
+        self.view_code_button.setToolTip(VIEW_CODE_TIP)
+        self.view_code_button.setVisible(False)
         self.table = member_table(0, COLUMNS, TOOLTIPS, self)
         # The counters are small numbers: a fixed width, the header's, leaves the room to names.
         header = self.table.horizontalHeader()
@@ -87,6 +101,7 @@ class MembersPanel(QDockWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.session)
         layout.addWidget(self.privacy)
+        layout.addWidget(self.view_code_button, 0, Qt.AlignmentFlag.AlignLeft)
         layout.addWidget(self.table)
         self.setWidget(body)
         self._rows: list[MemberRow] = []
@@ -94,8 +109,14 @@ class MembersPanel(QDockWidget):
     def show_session(self, text: str) -> None:
         self.session.setText(text)
 
-    def show_private(self, private: bool) -> None:
-        self.privacy.setText(PRIVATE_TEXT if private else OPEN_TEXT)
+    def show_private(self, key: SessionKey | None) -> None:
+        """Who can see this board: anyone (in clear), the passphrase's holders (and whom
+        they give the view code), or, for a viewer, that it only watches."""
+        if key is None:
+            self.privacy.setText(OPEN_TEXT)
+        else:
+            self.privacy.setText(PRIVATE_TEXT if key.can_draw else VIEWING_TEXT)
+        self.view_code_button.setVisible(key is not None and key.can_draw)
 
     def show_rows(self, rows: list[MemberRow]) -> None:
         if rows == self._rows:

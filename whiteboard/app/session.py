@@ -15,6 +15,11 @@ from whiteboard.net.runtime import NetConfig
 from whiteboard.security import SessionKey
 from whiteboard.transport.registry import describe
 
+VIEWER_REASON = "You joined as a viewer: you can look, not draw"
+VIEW_CODE_REASON = (
+    "You joined with a view code: you can watch, not draw (ask for the passphrase to draw)"
+)
+
 
 @dataclass(frozen=True)
 class SessionSpec:
@@ -31,6 +36,14 @@ class SessionSpec:
         """A member whose role cannot send (an MTP consumer, RFC 1301 §3.1.1)."""
         return not self.description.can_send(self.params)
 
+    def why_view_only(self) -> str | None:
+        """Why nothing we draw would be shown, for the tools' tooltips; None if we can draw."""
+        if self.is_viewer():
+            return VIEWER_REASON
+        if self.key is not None and not self.key.can_draw:
+            return VIEW_CODE_REASON
+        return None
+
     def can_resync(self) -> bool:
         """Whether the transport hands a joiner the board, so a replica can resync."""
         return self.description.resyncable
@@ -39,7 +52,9 @@ class SessionSpec:
         description = self.description
         role = description.role_in(self.params)
         # The ordinary member's role goes without saying; a host or a viewer is named.
-        private = " · private" if self.key is not None else ""
+        private = ""
+        if self.key is not None:
+            private = " · private" if self.key.can_draw else " · private, view only"
         if role is None or role is description.member_role:
             return f"{self.transport} · {self.net.group}{private}"
         return f"{self.transport} ({role.word}) · {self.net.group}{private}"

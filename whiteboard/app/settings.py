@@ -26,8 +26,13 @@ from coreapi.description import PROFILES, ParamSpec, Role
 from whiteboard.app.interfaces import local_ipv4_addresses
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
-from whiteboard.security import SessionKey, derive_session_key
-from whiteboard.security.keys import PassphraseError, normalise_passphrase
+from whiteboard.security import SessionKey, open_session_key
+from whiteboard.security.keys import (
+    PassphraseError,
+    is_view_code,
+    normalise_passphrase,
+    session_key_from_view_code,
+)
 from whiteboard.transport.registry import (
     TransportUnavailable,
     available_transports,
@@ -264,7 +269,7 @@ class SessionSettings:
         if not self.passphrase:
             return None
         # One spelling of the group ("…:05000" is "…:5000"), so that every member salts alike.
-        return derive_session_key(self.passphrase, str(GroupAddress.parse(self.group)))
+        return open_session_key(self.passphrase, str(GroupAddress.parse(self.group)))
 
     def net_config(self) -> NetConfig:
         """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""
@@ -326,7 +331,10 @@ def _passphrase_problem(value: object) -> str | None:
     if not value:
         return None
     try:
-        normalise_passphrase(value)
+        if is_view_code(value):
+            session_key_from_view_code(value)
+        else:
+            normalise_passphrase(value)
     except PassphraseError as exc:
         return str(exc).capitalize()
     return None

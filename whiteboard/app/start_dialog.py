@@ -112,7 +112,9 @@ class StartDialog(QDialog):
         # A private session's passphrase (docs/security.md): hidden as typed, never saved.
         self.passphrase_edit = QLineEdit(self)
         self.passphrase_edit.setEchoMode(QLineEdit.EchoMode.Password)
-        self.passphrase_edit.setPlaceholderText("optional: keeps the board private")
+        self.passphrase_edit.setPlaceholderText(
+            "optional: keeps the board private (or a view code, to watch)"
+        )
         self.passphrase_edit.textChanged.connect(self._passphrase_changed)
         self.strength_label = QLabel(self)
         self.strength_label.setWordWrap(True)

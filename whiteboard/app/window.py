@@ -41,7 +41,8 @@ from whiteboard.app.settings import SessionSettings, default_qsettings, load_set
 from whiteboard.app.settings_dialog import edit_settings
 from whiteboard.app.toolbar import DrawingToolbar
 from whiteboard.app.undelivered import reissue, waiting_notice
-from whiteboard.board import Clear, Op, OpId, encode_op
+from whiteboard.app.view_code import VIEW_CODE_TIP, copy_view_code
+from whiteboard.board import Clear, Op, OpId
 from whiteboard.net.runtime import MulticastCarrier, NetConfig, open_transport
 from whiteboard.presence import (
     IDLE_PRESENCE_S,
@@ -53,7 +54,7 @@ from whiteboard.presence import (
     name_card_of,
 )
 from whiteboard.replica import Replica
-from whiteboard.security import SessionKey
+from whiteboard.security import OpAuthority, SessionKey
 from whiteboard.sessionlog import (
     RecordingHandler,
     SessionLogWriter,
@@ -92,7 +93,6 @@ AGREEMENT_SETTLE_S = 5.0
 STALE_PRESENCES = 3
 MEMBERS_WIDTH = 400  # the members panel's default width: names, state, counters, board
 # Said by the disabled tools, the canvas and the status bar to a member whose role cannot send.
-VIEWER_REASON = "You joined as a viewer: you can look, not draw"
 
 
 class MainWindow(QMainWindow):
@@ -202,7 +202,10 @@ class MainWindow(QMainWindow):
         self.session_log = recorder.writer = self._start_session_log(spec)
         self._finished = False
         self._leaving = False
-        self.canvas.max_payload = self.transport.max_payload
+        # A private session's ops go with a drawer's proof, and only proven ones are applied
+        # (whiteboard/security/signing.py): room for the proof is kept in every op.
+        self.replica.use_authority(OpAuthority.of(spec.key) if spec.key is not None else None)
+        self.canvas.max_payload = self.transport.max_payload - self.replica.payload_overhead
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
         # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
         self.canvas.live_chunks = spec.description.live_strokes
@@ -227,7 +230,8 @@ class MainWindow(QMainWindow):
         self.state_view.banner.set_host_available(spec.description.host_role is not None)
         self._show_session_state()
         self.transport_label.setText(spec.describe())
-        self.members_panel.show_private(spec.key is not None)
+        self.members_panel.show_private(spec.key)
+        self.view_code_action.setEnabled(spec.key is not None and spec.key.can_draw)
         self.resync_action.setEnabled(False)
         self._refresh_status()
         # Our name card travels with the join: the members already there name us at once.
@@ -245,7 +249,7 @@ class MainWindow(QMainWindow):
             member_id=self.transport.member_id,
             member_name=self.display_name,
             now=self.reactor.time(),
-            key_id=spec.key.key_id if spec.key is not None else None,
+            key=spec.key,
         )
         try:
             writer = SessionLogWriter.create(header, self.log_dir)
@@ -303,8 +307,8 @@ class MainWindow(QMainWindow):
     def _show_role(self) -> None:
         """A viewer (its role cannot send, RFC 1301 §3.1.1) gets its drawing tools disabled,
         each saying why; what only looks (pan, zoom, save, export) stays."""
-        can_draw = not self.spec.is_viewer()
-        reason = "" if can_draw else VIEWER_REASON
+        reason = self.spec.why_view_only() or ""
+        can_draw = not reason
         self.toolbar.set_drawing_enabled(can_draw, reason)
         for action in (self.open_action, self.clear_action, self.delete_action):
             action.setEnabled(can_draw)
@@ -377,6 +381,10 @@ class MainWindow(QMainWindow):
             "Leave and join again, taking the board the others have (when yours differs)"
         )
         session.addAction(self.resync_action)
+        self.view_code_action: QAction = self._action("Copy &view code", self.copy_view_code)
+        self.view_code_action.setToolTip(VIEW_CODE_TIP)
+        self.members_panel.view_code_button.clicked.connect(self.copy_view_code)
+        session.addAction(self.view_code_action)
         session.addSeparator()
         self.quit_action = self._action("&Leave and close", self.ask_close, QKeySequence(keys.Quit))
         session.addAction(self.quit_action)
@@ -393,6 +401,10 @@ class MainWindow(QMainWindow):
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
 
+    def copy_view_code(self) -> str | None:
+        """The private session's view code, on the clipboard (docs/security.md "Viewers")."""
+        return copy_view_code(self, self.spec.key, MESSAGE_MS)
+
     def set_colour(self, argb: int) -> None:
         self.toolbar.set_colour(argb)
 
@@ -407,7 +419,7 @@ class MainWindow(QMainWindow):
         return OpId(self.transport.member_id, next(self._counter))
 
     def _send_op(self, op: Op) -> bool:
-        payload = encode_op(op)
+        payload = self.replica.payload_of(op)
         try:
             self.transport.send(payload)
         except (ValueError, RuntimeError) as exc:
@@ -699,7 +711,7 @@ class MainWindow(QMainWindow):
         if self.session_log is not None:
             now = self.reactor.time()
             for op in kept:
-                self.session_log.record_undelivered(encode_op(op), now)
+                self.session_log.record_undelivered(self.replica.payload_of(op), now)
         return len(kept)
 
     def _send_undelivered(self) -> None:

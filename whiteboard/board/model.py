@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 from bisect import bisect_left
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -59,6 +60,8 @@ OrderKey = tuple[int, ...]
 # session; the id only breaks ties should a faulty transport repeat a key, so that even then
 # every replica sorts the same way.
 SortKey = tuple[OrderKey, OpId]
+# Whether a snapshot's op may be taken, given its proof (None if it has none): Board.from_snapshot.
+Admit = Callable[[Op, bytes | None], bool]
 
 MAX_KEY_PARTS = 16
 MIN_KEY_INT = -(2**63)
@@ -67,6 +70,7 @@ MAX_KEY_INT = 2**64 - 1
 SNAPSHOT_MAGIC = "whiteboard-board"
 SNAPSHOT_VERSION = 1
 MAX_SNAPSHOT_BYTES = 256 << 20
+MAX_PROOF = 256  # bytes of an op's proof in a snapshot (whiteboard/board/signed.py: 80)
 
 # Prefix of the state hash: names the canonical encoding so a future change of it cannot
 # silently compare equal to this one.
@@ -544,18 +548,24 @@ class Board:
 
     # -- snapshots --------------------------------------------------------------------------
 
-    def snapshot(self) -> bytes:
-        """The whole ordered op log: ``[magic, version, [[order_key, op_wire], ...]]``."""
+    def snapshot(self, proofs: Mapping[OpId, bytes] | None = None) -> bytes:
+        """The whole ordered op log: ``[magic, version, [[order_key, op_wire], ...]]``; an
+        op with a proof in ``proofs`` (a private session's, whiteboard/board/signed.py) has it
+        as a third item, so that whoever is given the board can check every op."""
+        proofs = proofs or {}
         log = [
-            [entry.key, op_to_wire(entry.op)]
+            [entry.key, op_to_wire(entry.op), *_proof_of(proofs, entry.op.id)]
             for entry in sorted(self._entries.values(), key=_sort_key_of)
         ]
         data: bytes = msgpack.packb([SNAPSHOT_MAGIC, SNAPSHOT_VERSION, log], use_bin_type=True)
         return data
 
     @classmethod
-    def from_snapshot(cls, data: bytes) -> Board:
-        """The board a snapshot describes. Raises :class:`SnapshotError`, and nothing else."""
+    def from_snapshot(cls, data: bytes, admit: Admit | None = None) -> Board:
+        """The board a snapshot describes. Raises :class:`SnapshotError`, and nothing else.
+
+        ``admit(op, proof)`` (proof None when the entry has none) is asked for each op; the ops
+        it refuses are left out, as a private session's replica leaves out unproven ones."""
         if not isinstance(data, bytes | bytearray | memoryview):
             raise SnapshotError(f"a snapshot must be bytes, got {type(data).__name__}")
         if not data:
@@ -567,13 +577,14 @@ class Board:
         limits = dict(UNPACK_LIMITS)
         # The log itself may be longer than any array inside an op.
         limits["max_array_len"] = len(data)
+        limits["max_bin_len"] = MAX_PROOF  # ops' proofs (bytes) are the snapshot's only bins
         try:
             item = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=False, **limits)
         # msgpack signals bad input with many exception types; all mean "not a snapshot".
         except Exception as error:
             raise SnapshotError(f"the snapshot is not valid msgpack: {error}") from None
         try:
-            return cls._from_item(item)
+            return cls._from_item(item, admit)
         except SnapshotError:
             raise
         # _from_item is meant to raise only SnapshotError; a snapshot comes from another host,
@@ -582,8 +593,8 @@ class Board:
             raise SnapshotError(f"malformed snapshot ({type(error).__name__}: {error})") from None
 
     @classmethod
-    def _from_item(cls, item: Any) -> Board:
-        shape = f"[{SNAPSHOT_MAGIC!r}, version, [[order_key, op], ...]]"
+    def _from_item(cls, item: Any, admit: Admit | None) -> Board:
+        shape = f"[{SNAPSHOT_MAGIC!r}, version, [[order_key, op, proof?], ...]]"
         if not isinstance(item, tuple) or len(item) != 3 or item[0] != SNAPSHOT_MAGIC:
             raise SnapshotError(f"not a board snapshot: expected a msgpack array {shape}")
         version = item[1]
@@ -599,10 +610,14 @@ class Board:
         board = cls()
         previous: SortKey | None = None
         for index, entry in enumerate(log):
-            if not isinstance(entry, tuple) or len(entry) != 2:
+            if not isinstance(entry, tuple) or len(entry) not in (2, 3):
                 raise SnapshotError(
-                    f"snapshot entry {index} must be an array [order_key, op], got {_short(entry)}"
+                    f"snapshot entry {index} must be an array [order_key, op, proof?], "
+                    f"got {_short(entry)}"
                 )
+            proof = entry[2] if len(entry) == 3 else None
+            if proof is not None and not (isinstance(proof, bytes) and len(proof) <= MAX_PROOF):
+                raise SnapshotError(f"snapshot entry {index}: a proof must be bytes")
             try:
                 key = check_order_key(entry[0])
                 op = op_from_wire(entry[1])
@@ -616,8 +631,14 @@ class Board:
                     f"snapshot entry {index} is out of order: key {key} after {previous[0]}"
                 )
             previous = sort_key
-            board.apply(key, op)
+            if admit is None or admit(op, proof):
+                board.apply(key, op)
         return board
+
+
+def _proof_of(proofs: Mapping[OpId, bytes], op_id: OpId) -> list[bytes]:
+    proof = proofs.get(op_id)
+    return [] if proof is None else [proof]
 
 
 def _sort_key_of(entry: _Entry) -> SortKey:

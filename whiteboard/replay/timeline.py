@@ -35,11 +35,12 @@ from whiteboard.board import (
     SnapshotError,
     Stroke,
     Text,
-    decode_op,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replay.network import NetworkMark, network_marks
+from whiteboard.replica import carried_proven, open_op, snapshot_op_proven
+from whiteboard.security import OpAuthority
 from whiteboard.sessionlog import (
     DeliveredRecord,
     LocalOpRecord,
@@ -47,6 +48,7 @@ from whiteboard.sessionlog import (
     SessionHeader,
     SessionLog,
     StateReceivedRecord,
+    op_authority,
     read_log,
 )
 
@@ -146,6 +148,8 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
     refused = 0
     last = start
     end = start
+    # A private session's ops are taken only with a drawer's proof, as the member took them.
+    authority = op_authority(header)
     for record in log.records:
         end = max(end, record.t_us)
         match record:
@@ -162,6 +166,9 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                     except CarryDecodeError:
                         refused += 1
                         continue
+                    if not carried_proven(carried, authority):
+                        refused += 1
+                        continue
                     last = max(last, record.t_us)
                     steps.append(OpStep(last, carried.order_key, carried.op, record.late))
                     times.append(last)
@@ -169,8 +176,8 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                     seen.add(carried.op.id.author)
                     continue
                 try:
-                    op = decode_op(payload)
-                except OpDecodeError:
+                    op, _ = open_op(payload, authority)
+                except OpDecodeError:  # not an op, or (private) no drawer's proof
                     refused += 1
                     continue
                 if op.id.author != origin:
@@ -185,7 +192,7 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
             case MemberRecord(member=member):
                 seen.add(member)
             case StateReceivedRecord():
-                step = _state_step(record, max(last, record.t_us), start, warnings)
+                step = _state_step(record, max(last, record.t_us), start, warnings, authority)
                 if step is not None:
                     last = step.t_us
                     steps.append(step)
@@ -219,7 +226,11 @@ def _take_presence(presences: dict[int, Presence], member: int, payload: bytes) 
 
 
 def _state_step(
-    record: StateReceivedRecord, t_us: int, start: int, warnings: list[str]
+    record: StateReceivedRecord,
+    t_us: int,
+    start: int,
+    warnings: list[str],
+    authority: OpAuthority | None,
 ) -> StateStep | None:
     when = f"{(t_us - start) / 1e6:.1f} s in"
     if not record.state:
@@ -229,7 +240,9 @@ def _state_step(
         )
         return None
     try:
-        board = Board.from_snapshot(record.state)
+        board = Board.from_snapshot(
+            record.state, lambda op, proof: snapshot_op_proven(op, proof, authority)
+        )
     except SnapshotError as exc:
         # The live member could not load it either (Replica.load_state), and kept its board.
         warnings.append(f"the board given to this member on joining ({when}) was unusable: {exc}")

@@ -9,12 +9,21 @@ from whiteboard.security.envelope import (
     SealFailure,
     is_sealed,
 )
-from whiteboard.security.keys import SessionKey, derive_session_key
+from whiteboard.security.keys import (
+    PassphraseError,
+    SessionKey,
+    derive_session_key,
+    is_view_code,
+    open_session_key,
+)
 from whiteboard.security.replay import ReplayWindow
+from whiteboard.security.signing import OpAuthority
 
 __all__ = [
     "ENVELOPE_OVERHEAD",
+    "OpAuthority",
     "Opener",
+    "PassphraseError",
     "ReplayWindow",
     "SealError",
     "SealFailure",
@@ -22,4 +31,6 @@ __all__ = [
     "SessionKey",
     "derive_session_key",
     "is_sealed",
+    "is_view_code",
+    "open_session_key",
 ]

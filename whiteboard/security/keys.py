@@ -2,14 +2,23 @@
 with the group and the session's name, so that one passphrase gives each session its own key
 and a table precomputed for one session is no use for another. Sub-keys come from it by HKDF
 (RFC 5869), each for one purpose; the key id is one of them, sent in clear (docs/security.md).
+
+Two secrets come from the scrypt output, so that people can watch without drawing (issue 21
+point 2): the *view secret*, which every envelope key comes from, and the *drawing secret*,
+which the keys that make ops acceptable come from (signing.py). A drawer holds both; a viewer
+is given a *view code*, the view secret with the drawing key's public half, and can open and
+send datagrams but cannot make an op that anyone applies.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import unicodedata
 from dataclasses import dataclass, field
 
 from cryptography.hazmat.primitives import hashes
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
@@ -25,6 +34,11 @@ EPOCH_S = 86_400
 MIN_PASSPHRASE = 8  # characters; shorter ones are refused with a message
 MAX_PASSPHRASE = 1024
 _SALT_LABEL = b"whiteboard session v1\x00"
+VIEW_SECRET_SIZE = 16  # bytes: 128 bits, what every envelope key of the session comes from
+PUBLIC_KEY_SIZE = 32  # an Ed25519 public key (RFC 8032)
+VIEW_CODE_PREFIX = "wbview1-"
+_VIEW_CODE_CHECK = 3  # bytes of SHA-256 at the end of a view code: a mistyped code is told
+_VIEW_CODE_BYTES = VIEW_SECRET_SIZE + PUBLIC_KEY_SIZE + _VIEW_CODE_CHECK
 
 
 class PassphraseError(ValueError):
@@ -35,8 +49,22 @@ class PassphraseError(ValueError):
 class SessionKey:
     """What a member of a private session holds: never the passphrase, never sent."""
 
-    root: bytes = field(repr=False)  # 32 bytes from scrypt
+    root: bytes = field(repr=False)  # the view secret: every envelope key comes from it
     key_id: bytes  # KEY_ID_SIZE bytes, in clear in every envelope: which session this is
+    drawing_public: bytes  # the Ed25519 public key whose signature makes an op acceptable
+    # What the keys that make ops come from (signing.py); None for a viewer.
+    drawing_secret: bytes | None = field(default=None, repr=False)
+
+    @property
+    def can_draw(self) -> bool:
+        return self.drawing_secret is not None
+
+    def view_code(self) -> str:
+        """What a drawer hands to people who may watch but not draw: the view secret and the
+        drawing key's public half, with a check against typing mistakes."""
+        body = self.root + self.drawing_public
+        code = body + hashlib.sha256(body).digest()[:_VIEW_CODE_CHECK]
+        return VIEW_CODE_PREFIX + base64.urlsafe_b64encode(code).decode("ascii")
 
     def subkey(self, purpose: bytes, length: int = 32) -> bytes:
         """A key for one purpose only (HKDF-SHA256 expand of the root)."""
@@ -76,14 +104,66 @@ def normalise_passphrase(passphrase: str) -> bytes:
     return text.encode("utf-8")
 
 
+def _expand(secret: bytes, purpose: bytes, length: int) -> bytes:
+    return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose).derive(secret)
+
+
+def drawing_signing_seed(drawing_secret: bytes) -> bytes:
+    """The Ed25519 private key (RFC 8032 seed) that signs a session's ops."""
+    return _expand(drawing_secret, b"op signing", 32)
+
+
+def drawing_mac_key(drawing_secret: bytes) -> bytes:
+    """The key of the MAC by which drawers check each other's ops cheaply (signing.py)."""
+    return _expand(drawing_secret, b"op mac", 32)
+
+
+def _session_key(view_secret: bytes, public: bytes, drawing_secret: bytes | None) -> SessionKey:
+    key_id = _expand(view_secret, b"key id", KEY_ID_SIZE)
+    return SessionKey(view_secret, key_id, public, drawing_secret)
+
+
 def derive_session_key(passphrase: str, group: str, session: str = "") -> SessionKey:
     """The key of the session ``session`` on multicast ``group`` ("239.255.1.2:5000") for
-    ``passphrase``. Takes about 0.2 s: derive once per session, not per datagram."""
+    ``passphrase``: a drawer's. Takes about 0.2 s: derive once per session, not per
+    datagram."""
     salt = _SALT_LABEL + group.encode("utf-8") + b"\x00" + session.encode("utf-8")
-    root = Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P).derive(
+    master = Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P).derive(
         normalise_passphrase(passphrase)
     )
-    key_id = HKDF(
-        algorithm=hashes.SHA256(), length=KEY_ID_SIZE, salt=None, info=b"key id"
-    ).derive(root)
-    return SessionKey(root, key_id)
+    drawing_secret = _expand(master, b"drawing secret", 32)
+    seed = drawing_signing_seed(drawing_secret)
+    public = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
+    view_secret = _expand(master, b"view secret", VIEW_SECRET_SIZE)
+    return _session_key(view_secret, public, drawing_secret)
+
+
+def is_view_code(secret: str) -> bool:
+    return secret.strip().startswith(VIEW_CODE_PREFIX)
+
+
+def session_key_from_view_code(code: str) -> SessionKey:
+    """A viewer's key: it opens and seals the session's datagrams, and checks ops, but
+    cannot make one. Raises PassphraseError with a message for a code that is not whole."""
+    text = code.strip()
+    if not text.startswith(VIEW_CODE_PREFIX):
+        raise PassphraseError(f"a view code starts with {VIEW_CODE_PREFIX!r}")
+    encoded = text[len(VIEW_CODE_PREFIX) :]
+    mistyped = PassphraseError("this view code is incomplete or mistyped: copy it again")
+    if len(encoded) != _VIEW_CODE_BYTES * 4 // 3:
+        raise mistyped
+    try:
+        raw = base64.b64decode(encoded, altchars=b"-_", validate=True)
+    except ValueError:
+        raise PassphraseError("this view code has characters a view code never has") from None
+    body = raw[: VIEW_SECRET_SIZE + PUBLIC_KEY_SIZE]
+    if raw[len(body) :] != hashlib.sha256(body).digest()[:_VIEW_CODE_CHECK]:
+        raise mistyped
+    return _session_key(body[:VIEW_SECRET_SIZE], body[VIEW_SECRET_SIZE:], None)
+
+
+def open_session_key(secret: str, group: str, session: str = "") -> SessionKey:
+    """The key for what a person typed: a view code (watch only) or a passphrase (draw)."""
+    if is_view_code(secret):
+        return session_key_from_view_code(secret)
+    return derive_session_key(secret, group, session)

@@ -20,8 +20,9 @@ def add_passphrase_options(parser: argparse.ArgumentParser, session_name: bool) 
         type=Path,
         default=None,
         metavar="FILE",
-        help="join a private session: its passphrase is this file's first line (else the "
-        f"{ENV_VAR} environment variable; never on the command line)",
+        help="join a private session: its passphrase, or a view code to watch without "
+        f"drawing, is this file's first line (else the {ENV_VAR} environment variable; never "
+        "on the command line)",
     )
     if session_name:
         parser.add_argument(

@@ -9,7 +9,12 @@ import enum
 import math
 import string
 
-from whiteboard.security.keys import MIN_PASSPHRASE
+from whiteboard.security.keys import (
+    MIN_PASSPHRASE,
+    PassphraseError,
+    is_view_code,
+    session_key_from_view_code,
+)
 
 
 class Strength(enum.Enum):
@@ -53,5 +58,14 @@ HINTS = {
 }
 
 
+VIEW_CODE_HINT = "A view code: you will watch this board, not draw on it."
+
+
 def hint(passphrase: str) -> str:
+    if is_view_code(passphrase):
+        try:
+            session_key_from_view_code(passphrase)
+        except PassphraseError as exc:
+            return f"{str(exc).capitalize()}."
+        return VIEW_CODE_HINT
     return HINTS[strength(passphrase)]

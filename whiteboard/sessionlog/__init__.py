@@ -38,6 +38,7 @@ from whiteboard.sessionlog.reader import (
     ReadReport,
     SessionLog,
     SessionLogReader,
+    op_authority,
     open_log,
     read_log,
 )
@@ -79,6 +80,7 @@ __all__ = [
     "header_on",
     "keep_flushing",
     "new_header",
+    "op_authority",
     "open_log",
     "read_log",
     "recording_handler",

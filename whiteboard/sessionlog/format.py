@@ -91,6 +91,10 @@ class SessionHeader:
     # A private session's key id (hex; docs/security.md), never a key; None: in clear. Added
     # within schema 1 as an optional trailing field: older readers ignore it.
     key_id: str | None = None
+    # Its drawing key's public half (64 hex digits), by which a replay checks each op's proof
+    # as the live member did (whiteboard/security/signing.py); never a secret. Present only
+    # with ``key_id``, also as an optional trailing field.
+    drawing_key: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -245,6 +249,7 @@ def record_items(record: Record) -> list[Any]:
                 record.transport, dict(record.params), record.group, record.iface, record.ttl,
                 record.member_id, record.member_name,
                 *([record.key_id] if record.key_id is not None else []),
+                *([record.drawing_key] if record.key_id and record.drawing_key else []),
             ]  # fmt: skip
         case DeliveredRecord():
             return [
@@ -403,8 +408,13 @@ def _order_key(value: object) -> tuple[int, ...]:
 def _header(t_us: int, f: list[Any]) -> SessionHeader:
     schema, session_id, app_version, transport, params, group, iface, ttl, member, name = f[:10]
     key_id = f[10] if len(f) > 10 else None
-    if key_id is not None and not _is_key_id(key_id):
+    if key_id is not None and not _is_hex(key_id, 16):
         raise SessionLogError(f"record field 'key_id' must be 16 hex digits, got {_short(key_id)}")
+    drawing_key = f[11] if len(f) > 11 else None
+    if drawing_key is not None and not _is_hex(drawing_key, 64):
+        raise SessionLogError(
+            f"record field 'drawing_key' must be 64 hex digits, got {_short(drawing_key)}"
+        )
     if iface is not None:
         _str(iface, "iface")
     return SessionHeader(
@@ -420,12 +430,15 @@ def _header(t_us: int, f: list[Any]) -> SessionHeader:
         _str(name, "member_name"),
         _count(schema, "schema_version"),
         key_id,
+        drawing_key,
     )
 
 
-def _is_key_id(value: object) -> bool:
+def _is_hex(value: object, digits: int) -> bool:
     return (
-        isinstance(value, str) and len(value) == 16 and all(c in "0123456789abcdef" for c in value)
+        isinstance(value, str)
+        and len(value) == digits
+        and all(c in "0123456789abcdef" for c in value)
     )
 
 
@@ -456,7 +469,7 @@ def _counters(t_us: int, f: list[Any]) -> CountersRecord:
 
 
 # Trailing fields added within schema 1 that this version reads (absent in older files).
-_OPTIONAL = {RecordKind.HEADER: 1}
+_OPTIONAL = {RecordKind.HEADER: 2}  # key_id, drawing_key
 _DECODERS: dict[RecordKind, tuple[Any, int]] = {
     RecordKind.HEADER: (_header, 10),
     RecordKind.DELIVERED: (_delivered, 5),

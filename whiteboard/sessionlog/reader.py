@@ -25,6 +25,7 @@ from types import TracebackType
 from typing import BinaryIO
 
 from whiteboard.board.files import describe_os_error
+from whiteboard.security import OpAuthority
 from whiteboard.sessionlog.format import (
     FORMAT_VERSION,
     FRAME,
@@ -273,6 +274,18 @@ class SessionLog:
     report: ReadReport
 
 
+def op_authority(header: SessionHeader) -> OpAuthority | None:
+    """What checks the ops of a recorded private session as its member did: the drawing
+    key's public half from the header (docs/session-log.md). None for a session in clear, or
+    a private one recorded before viewers existed, whose ops carry no proofs."""
+    if header.key_id is None or header.drawing_key is None:
+        return None
+    try:
+        return OpAuthority(bytes.fromhex(header.drawing_key))
+    except ValueError:
+        raise SessionLogError("the log's drawing key is not an Ed25519 public key") from None
+
+
 def read_log(path: str | os.PathLike[str]) -> SessionLog:
     """A whole log in memory (fine for tests and summaries; :func:`open_log` streams)."""
     with open_log(path) as reader:
@@ -280,4 +293,11 @@ def read_log(path: str | os.PathLike[str]) -> SessionLog:
         return SessionLog(reader.header, records, reader.report)
 
 
-__all__ = ["ReadReport", "SessionLog", "SessionLogReader", "open_log", "read_log"]
+__all__ = [
+    "ReadReport",
+    "SessionLog",
+    "SessionLogReader",
+    "op_authority",
+    "open_log",
+    "read_log",
+]

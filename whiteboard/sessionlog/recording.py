@@ -13,6 +13,7 @@ from typing import Protocol
 from whiteboard import __version__
 from whiteboard.net.reactor import EpochClock, TimerHandle
 from whiteboard.net.runtime import NetConfig
+from whiteboard.security import SessionKey
 from whiteboard.sessionlog.format import (
     INT64_MIN,
     MAX_RECORD_BYTES,
@@ -62,10 +63,10 @@ def new_header(
     member_id: int,
     member_name: str,
     now: float,
-    key_id: bytes | None = None,
+    key: SessionKey | None = None,
 ) -> SessionHeader:
-    """The header of a new session's log: a fresh session id, this app's version; ``key_id``
-    a private session's (never its key)."""
+    """The header of a new session's log: a fresh session id, this app's version; a private
+    session's key id and drawing key's public half (never a secret) if ``key``."""
     return SessionHeader(
         t_us=to_us(now),
         session_id=new_session_id(),
@@ -77,7 +78,8 @@ def new_header(
         ttl=ttl,
         member_id=member_id,
         member_name=_text(member_name),
-        key_id=key_id.hex() if key_id is not None else None,
+        key_id=key.key_id.hex() if key is not None else None,
+        drawing_key=key.drawing_public.hex() if key is not None else None,
     )
 
 
@@ -89,7 +91,7 @@ def header_on(
     member_id: int,
     member_name: str,
     now: float,
-    key_id: bytes | None = None,
+    key: SessionKey | None = None,
 ) -> SessionHeader:
     """:func:`new_header` for a session on real sockets, described by its ``NetConfig``."""
     return new_header(
@@ -101,7 +103,7 @@ def header_on(
         member_id=member_id,
         member_name=member_name,
         now=now,
-        key_id=key_id,
+        key=key,
     )
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from whiteboard.board import OpDecodeError, decode_op
+from whiteboard.board import Board, OpDecodeError, SnapshotError, encode_op
 from whiteboard.board.geometry import Rect, content_bounds
 from whiteboard.board.ops import (
     Clear,
@@ -31,6 +31,8 @@ from whiteboard.board.ops import (
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import PresenceDecodeError, decode_presence, is_presence
+from whiteboard.replica import UnprovenOpError, carried_proven, open_op, snapshot_op_proven
+from whiteboard.security import OpAuthority
 from whiteboard.sessionlog.format import (
     INT64_MAX,
     INT64_MIN,
@@ -47,6 +49,7 @@ from whiteboard.sessionlog.format import (
     StateSentRecord,
     UndeliveredRecord,
 )
+from whiteboard.sessionlog.reader import op_authority
 
 Row = dict[str, Any]
 
@@ -97,8 +100,9 @@ _EMPTY: Row = dict.fromkeys(name for name, _ in COLUMNS)
 def rows_of(header: SessionHeader, records: Iterator[Record]) -> Iterator[Row]:
     """The header's row (seq 0), then one row per record, numbered on."""
     yield header_row(header)
+    authority = op_authority(header)  # a private session's ops are checked as lived
     for seq, record in enumerate(records, start=1):
-        yield record_row(header, seq, record)
+        yield record_row(header, seq, record, authority)
 
 
 def header_row(header: SessionHeader) -> Row:
@@ -109,6 +113,7 @@ def header_row(header: SessionHeader) -> Row:
             "group": header.group,
             "private": header.key_id is not None,
             "key_id": header.key_id,
+            "drawing_key": header.drawing_key,
             "iface": header.iface,
             "member_name": header.member_name,
             "params": dict(header.params),
@@ -119,7 +124,12 @@ def header_row(header: SessionHeader) -> Row:
     return row
 
 
-def record_row(header: SessionHeader, seq: int, record: Record) -> Row:
+def record_row(
+    header: SessionHeader, seq: int, record: Record, authority: OpAuthority | None = None
+) -> Row:
+    """``authority``: a private session's (reader.op_authority): an op no drawer proved is
+    described as ``unproven``, and a board given on joining loses such ops, as the live
+    member's replica left them out."""
     row = _base(header, seq, record.t_us, record.kind.name.lower())
     match record:
         case DeliveredRecord():
@@ -128,9 +138,9 @@ def record_row(header: SessionHeader, seq: int, record: Record) -> Row:
             row["order_key"] = None if None in key else key  # a key beyond int64: no key
             row["sent_us"] = record.sent_us
             row["late"] = record.late
-            _describe_payload(row, record.payload)
+            _describe_payload(row, record.payload, authority)
         case LocalOpRecord() | UndeliveredRecord():
-            _describe_payload(row, record.payload)
+            _describe_payload(row, record.payload, authority)
         case MemberRecord():
             row["member"] = _i64(record.member)
             row["state"] = record.state
@@ -142,7 +152,7 @@ def record_row(header: SessionHeader, seq: int, record: Record) -> Row:
             row["duration_us"] = record.join_us
             # The board a joiner started from: replaying its log starts from it. Empty when
             # it was too large for a record (then only its size is known).
-            row["payload"] = record.state or None
+            row["payload"] = _proven_state(record.state, authority) or None
         case StateSentRecord():
             row["request"] = record.request
             row["duration_us"] = record.answer_us
@@ -178,7 +188,19 @@ def _base(header: SessionHeader, seq: int, t_us: int, kind: str) -> Row:
     return row
 
 
-def _describe_payload(row: Row, payload: bytes) -> None:
+def _proven_state(state: bytes, authority: OpAuthority | None) -> bytes:
+    """A board given on joining, without the ops the live member left out for want of a
+    drawer's proof (an unusable one as it is: its readers say why)."""
+    if authority is None or not state:
+        return state
+    try:
+        board = Board.from_snapshot(state, lambda op, p: snapshot_op_proven(op, p, authority))
+    except SnapshotError:
+        return state
+    return board.snapshot()
+
+
+def _describe_payload(row: Row, payload: bytes, authority: OpAuthority | None) -> None:
     row["size_bytes"] = len(payload)
     if is_presence(payload):
         try:
@@ -205,9 +227,18 @@ def _describe_payload(row: Row, payload: bytes) -> None:
         if is_carried(payload):
             # An op another member handed on (whiteboard/carry.py): the op itself is
             # described; its kind says it is a hand-on, not the author's own delivery.
-            op, kind = decode_carried(payload).op, "carried"
+            carried = decode_carried(payload)
+            op, kind = carried.op, "carried"
+            if not carried_proven(carried, authority):
+                raise UnprovenOpError("an op handed on without a drawer's proof")
         else:
-            op = decode_op(payload)
+            op, proof = open_op(payload, authority)
+            if proof is not None:
+                # The op's own bytes: what the Spark replay folds (the proof was checked).
+                payload = encode_op(op)
+    except UnprovenOpError as exc:
+        row.update(payload_kind="unproven", reason=str(exc))
+        return
     except (OpDecodeError, CarryDecodeError) as exc:
         row.update(payload_kind="invalid", reason=str(exc))
         return

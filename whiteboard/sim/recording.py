@@ -113,7 +113,7 @@ class SimRecorder:
             member_id=peer.member_id,
             member_name=member_name(peer.index),
             now=self.wall(station.now()),
-            key_id=key.key_id if (key := self.session.keys.get(peer.index)) else None,
+            key=self.session.keys.get(peer.index),
         )
         session_id = _digest(f"{self.run_key}|{peer.index}|{starts}")
         header = dataclasses.replace(header, session_id=session_id)

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from coreapi.memo import ValueMemo
-from whiteboard.board import Op, OpId, decode_op, encode_op
+from whiteboard.board import Op, OpId, decode_op
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.replica import Replica
-from whiteboard.security import SessionKey
+from whiteboard.security import OpAuthority, SessionKey
 from whiteboard.security.envelope import unseal
 from whiteboard.sim.network import Impairment, SimNetwork, SimStation
 from whiteboard.transport.driver import private_channel
@@ -124,7 +124,8 @@ class SimSession:
     def start(self, index: int) -> None:
         """Boot (or reboot after a crash) peer ``index`` with an empty board, and join."""
         peer = self.peers[index]
-        peer.replica = Replica(self.op_decoder)
+        key = self.keys.get(index)
+        peer.replica = Replica(self.op_decoder, OpAuthority.of(key) if key is not None else None)
         peer.ready = False
         peer.ready_at = None
         peer.started_at = self.network.now
@@ -182,7 +183,7 @@ class SimSession:
         :attr:`skip_draws_while_down` is set."""
         peer = self.peers[index]
         peer.counter = max(peer.counter, op.id.counter)
-        payload = encode_op(op)
+        payload = peer.replica.payload_of(op)
         if self.skip_draws_while_down and not peer.station.up:
             self.skipped_draws += 1
             return payload
