@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from analytics import TABLES, AnalyticsError, cluster
+from whiteboard.security.passphrase_source import add_passphrase_options
 
 EXIT_OK = 0
 EXIT_PROBLEM = 2  # a message a person can act on, no traceback (as the whiteboard command)
@@ -63,7 +64,13 @@ def main(argv: Sequence[str] | None = None, prog: str = "python -m analytics") -
 
 def run_metrics(args: argparse.Namespace) -> int:
     try:
-        from analytics.load import STAGING, InputFormat, resolve_format, spark_rows
+        from analytics.load import (
+            STAGING,
+            InputFormat,
+            recording_unlock,
+            resolve_format,
+            spark_rows,
+        )
         from analytics.metrics import MetricsConfig, compute, read_tables, write_tables
         from analytics.summary import collect_summary, format_summary
     except ImportError as exc:
@@ -78,7 +85,9 @@ def run_metrics(args: argparse.Namespace) -> int:
             "every executor shares, on a cluster): export them first "
             "(whiteboard log export --format parquet) to write to a URI"
         )
-    with spark_rows(args.inputs, fmt, Path(out) / STAGING, args.master, dict(args.conf)) as run:
+    with spark_rows(
+        args.inputs, fmt, Path(out) / STAGING, args.master, dict(args.conf), recording_unlock(args)
+    ) as run:
         tables = compute(run.rows, config)
         write_tables(tables, out)
         summary = format_summary(*collect_summary(read_tables(run.spark, out)))
@@ -119,6 +128,7 @@ def _add_inputs(job: argparse.ArgumentParser, count: str, extra: str) -> None:
         help="session logs (*.wblog, or folders of them), or the output folder of "
         "'whiteboard log export' (Parquet or JSON lines; any URI Spark reads)" + extra,
     )
+    add_passphrase_options(job, session_name=True, reads_recordings=True)
 
 
 def _add_metric_options(job: argparse.ArgumentParser) -> None:

@@ -12,6 +12,7 @@ on storage every executor reads (the CLI puts it inside ``--out``).
 
 from __future__ import annotations
 
+import argparse
 import json
 import shutil
 import sys
@@ -37,10 +38,13 @@ from pyspark.sql.types import (
 )
 
 from analytics import AnalyticsError
+from whiteboard.sessionlog.cli import unlock_from
 from whiteboard.sessionlog.export import ExportError, export_logs
 from whiteboard.sessionlog.format import MAGIC
 from whiteboard.sessionlog.paths import LOG_EXTENSION
+from whiteboard.sessionlog.reader import NO_SECRET
 from whiteboard.sessionlog.rows import COLUMNS
+from whiteboard.sessionlog.sealing import Unlock
 
 OUTDATED_EXPORT = (
     "was written by an older 'whiteboard log export', without the column(s) {missing}: "
@@ -63,17 +67,28 @@ class LoadedRows:
     failed: tuple[str, ...] = ()  # why each log left out was left out
 
 
+def recording_unlock(args: argparse.Namespace) -> Unlock:
+    """What opens encrypted recordings among a job's inputs (``--passphrase-file``, the
+    environment, ``--session-name``); AnalyticsError if the passphrase file cannot be used."""
+    try:
+        return unlock_from(args)
+    except ValueError as exc:
+        raise AnalyticsError(str(exc)) from None
+
+
 def load_rows(
     spark: SparkSession,
     inputs: Sequence[str],
     staging: Path,
     fmt: InputFormat = InputFormat.AUTO,
+    unlock: Unlock = NO_SECRET,
 ) -> LoadedRows:
-    """Every row of ``inputs``: logs (files or folders) or exported tables (folders as
-    ``whiteboard log export`` wrote them, single files, or URIs Spark reads)."""
+    """Every row of ``inputs``: logs (files or folders; ``unlock`` opens encrypted ones) or
+    exported tables (folders as ``whiteboard log export`` wrote them, single files, or URIs
+    Spark reads)."""
     fmt = resolve_format(inputs, fmt)
     if fmt is InputFormat.WBLOG:
-        return _load_logs(spark, inputs, staging)
+        return _load_logs(spark, inputs, staging, unlock)
     if fmt is InputFormat.JSONL:
         _check_jsonl_columns(spark, inputs)
         # An explicit schema: inferring one would read every file twice, type a column that
@@ -106,6 +121,7 @@ def spark_rows(
     staging: Path,
     master: str | None,
     conf: Mapping[str, str],
+    unlock: Unlock = NO_SECRET,
 ) -> Iterator[SparkRun]:
     """Start Spark (or use the session running, as under spark-submit or in the tests) and
     read ``inputs``, for a job: logs are exported into ``staging`` first (emptied of an
@@ -119,7 +135,7 @@ def spark_rows(
     ready = time.monotonic()
     try:
         shutil.rmtree(staging, ignore_errors=True)
-        loaded = load_rows(spark, inputs, staging, fmt)
+        loaded = load_rows(spark, inputs, staging, fmt, unlock)
         for message in (*loaded.failed, *loaded.warnings):
             print(f"analytics: {message}", file=sys.stderr)
         yield SparkRun(spark, loaded.rows, ready - started, ready)
@@ -190,10 +206,12 @@ def spark_type(kind: str) -> DataType:
 # -- inputs ------------------------------------------------------------------------------------
 
 
-def _load_logs(spark: SparkSession, inputs: Sequence[str], staging: Path) -> LoadedRows:
+def _load_logs(
+    spark: SparkSession, inputs: Sequence[str], staging: Path, unlock: Unlock
+) -> LoadedRows:
     rows_dir = staging / "rows"
     try:
-        result = export_logs(inputs, rows_dir, "parquet")
+        result = export_logs(inputs, rows_dir, "parquet", unlock)
     except ExportError as exc:
         raise AnalyticsError(str(exc)) from None
     if result.sessions == 0:

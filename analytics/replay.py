@@ -533,7 +533,7 @@ def _whole(text: str, option: str) -> int:
 
 def run_replay(args: argparse.Namespace) -> int:
     """``python -m analytics replay``: the options as analytics.__main__ parses them."""
-    from analytics.load import STAGING, InputFormat, resolve_format, spark_rows
+    from analytics.load import STAGING, InputFormat, recording_unlock, resolve_format, spark_rows
 
     config = config_of(args)
     fmt = resolve_format(args.inputs, InputFormat(args.format))
@@ -551,7 +551,9 @@ def run_replay(args: argparse.Namespace) -> int:
             f'"{out}" cannot be used as the output folder: {exc.strerror}'
         ) from None
     conf = {**EXECUTOR_ENV, **dict(args.conf)}
-    with spark_rows(args.inputs, fmt, out / STAGING, args.master, conf) as run:
+    with spark_rows(
+        args.inputs, fmt, out / STAGING, args.master, conf, recording_unlock(args)
+    ) as run:
         result = replay(run.spark, run.rows, out, config)
         finals = collect_final(result.frames)
         count = result.frames.count()

@@ -442,14 +442,16 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def _compute(args: argparse.Namespace, beside: Path) -> tuple[dict, int]:
-    from analytics.load import InputFormat, resolve_format, spark_rows
+    from analytics.load import InputFormat, recording_unlock, resolve_format, spark_rows
     from analytics.metrics import MetricsConfig, compute
 
     config = MetricsConfig.of(args)
     fmt = resolve_format(args.inputs, InputFormat(args.format))
     # Logs are staged beside the report (a name Spark and people skip), removed at the end.
     staging = Path(tempfile.mkdtemp(prefix=".report-staging-", dir=beside))
-    with spark_rows(args.inputs, fmt, staging, args.master, dict(args.conf)) as run:
+    with spark_rows(
+        args.inputs, fmt, staging, args.master, dict(args.conf), recording_unlock(args)
+    ) as run:
         return collect_tables(compute(run.rows, config))
 
 

@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING
 
 from whiteboard import __version__
 from whiteboard.security.passphrase_source import add_passphrase_options
-from whiteboard.sessionlog.cli import add_log_parser, add_recording_options, run_log
+from whiteboard.sessionlog.cli import (
+    add_log_parser,
+    add_recording_options,
+    run_log,
+    unlock_from,
+)
 from whiteboard.transport.registry import describe, transport_names
 
 if TYPE_CHECKING:
@@ -230,13 +235,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="the member's role, for a transport that has roles "
         "(mtp: master, producer or consumer)",
     )
-    add_recording_options(peer)
+    add_recording_options(peer, encrypt_option=True)
 
     add_log_parser(sub)
     replay = sub.add_parser(
         "replay", help="play a recorded session (a session log) back in a window"
     )
     replay.add_argument("file", type=Path, metavar="FILE", help="a .wblog session log")
+    add_passphrase_options(replay, session_name=True, reads_recordings=True)
     return parser
 
 
@@ -329,7 +335,10 @@ def _run_peer(args: argparse.Namespace) -> int:
         record=not args.no_log,
         board=args.board,
         key=_session_key(args, str(GroupAddress.parse(args.group))),  # one spelling of it
+        encrypt_log=args.encrypt_log,
     )
+    if args.encrypt_log and config.key is None:
+        raise ValueError("--encrypt-log needs a private session: give --passphrase-file")
     _print(run_peer(config), args.json)
     return 0
 
@@ -350,7 +359,7 @@ def _run_replay(args: argparse.Namespace) -> int:
     # stderr and status 2 (SessionLogError is a ValueError), not a dialog.
     from whiteboard.replay import load_timeline
 
-    timeline = load_timeline(args.file)
+    timeline = load_timeline(args.file, unlock_from(args))
     for warning in timeline.warnings:
         print(f"whiteboard: warning: {warning}", file=sys.stderr)
     from whiteboard.app.replay_window import run_replay_app

@@ -38,6 +38,7 @@ from whiteboard.sessionlog import (
     header_on,
     keep_flushing,
 )
+from whiteboard.sessionlog.sealing import LogSealer
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
@@ -69,6 +70,7 @@ class PeerConfig:
     # session a long time: what a late joiner is given (benchmarks/bench_join.py).
     board: Path | None = None
     key: SessionKey | None = None  # a private session's (whiteboard/security); None: in clear
+    encrypt_log: bool = False  # a private session's log encrypted at rest (sessionlog/sealing)
 
     def __post_init__(self) -> None:
         if self.send < 0:
@@ -128,7 +130,9 @@ class HeadlessPeer:
         self.log: SessionLogWriter | None = None
         if config.record:
             try:
-                self.log = SessionLogWriter.create(self._log_header(), config.log_dir)
+                self.log = SessionLogWriter.create(
+                    self._log_header(), config.log_dir, self._log_sealer()
+                )
             except OSError as exc:
                 self.carrier.release()
                 self.reactor.close()
@@ -138,6 +142,12 @@ class HeadlessPeer:
                 ) from None
             self._recorder.writer = self.log
             keep_flushing(self.reactor, self.log, counters=self.transport.counters)
+
+    def _log_sealer(self) -> LogSealer | None:
+        cfg = self.config
+        if cfg.key is None or not cfg.encrypt_log:
+            return None
+        return LogSealer(cfg.key, str(cfg.net.group))  # the group the key was salted with
 
     def _log_header(self) -> SessionHeader:
         cfg = self.config

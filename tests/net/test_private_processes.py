@@ -217,3 +217,41 @@ def test_a_viewer_with_the_view_code_sees_the_board_and_gets_no_op_applied(
     assert len(timeline.drawings()) == 40 and timeline.refused == alice["unproven_ops"]
     kinds = [row["payload_kind"] for row in rows_of(recorded.header, iter(recorded.records))]
     assert kinds.count("unproven") == alice["unproven_ops"]
+
+
+def test_an_encrypted_recording_opens_only_with_the_passphrase(
+    group: GroupAddress, tmp_path: Path
+) -> None:
+    """`whiteboard peer --encrypt-log` records a private session encrypted at rest;
+    `whiteboard log info` says what it needs without the passphrase, and reads it with."""
+    secret = tmp_path / "passphrase"
+    secret.write_text("a long and private passphrase\n")
+    peer = start_peer(
+        group,
+        "ada",
+        tmp_path,
+        *("--transport", "raw", "--send", "3", "--until-delivered", "3", "--linger", "0"),
+        *("--passphrase-file", str(secret), "--encrypt-log"),
+    )
+    assert finish(peer)["delivered_total"] == 3
+    [log] = (tmp_path / "ada").glob("*")
+    assert b"ada" not in log.read_bytes()
+
+    def info(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            whiteboard_command("log", "info", str(log), "--json", *args),
+            capture_output=True,
+            text=True,
+            env=child_env(),
+            cwd=ROOT,
+            timeout=60,
+        )
+
+    locked = info()
+    assert locked.returncode == 2 and "encrypted recording" in locked.stderr
+    assert "Traceback" not in locked.stderr
+    opened = info("--passphrase-file", str(secret))
+    assert opened.returncode == 0, opened.stderr
+    summary = json.loads(opened.stdout)
+    assert summary["encrypted"] is True and summary["member_name"] == "ada"
+    assert summary["sent"]["ops"] == 3

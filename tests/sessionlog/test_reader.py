@@ -185,9 +185,9 @@ def _valid_start() -> bytes:
         (b"\x89PNG\r\n\x1a\n" + bytes(40), '"x.wblog" is not a whiteboard session log'),
         (b"\x89WBL", '"x.wblog" is damaged (cut short in its first bytes)'),
         (
-            b"\x89WBLOG\r\n\x00\x02" + bytes(20),
-            '"x.wblog" was written by a newer version of the app (log format 2); '
-            "this app reads format 1",
+            b"\x89WBLOG\r\n\x00\x03" + bytes(20),
+            '"x.wblog" was written by a newer version of the app (log format 3); '
+            "this app reads formats 1 and 2",
         ),
         (b"\x89WBLOG\r\n\x00\x00", '"x.wblog" is damaged (its format version is unreadable)'),
         (

@@ -125,6 +125,7 @@ def run_app(argv: list[str]) -> int:
             log_dir=args.log_dir,
             record=not args.no_log,
             key=settings.session_key(),
+            encrypt_recording=settings.encrypt_recordings,
         )
     except (OSError, ValueError) as exc:  # TransportUnavailable is a ValueError
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")

@@ -15,6 +15,7 @@ import sys
 import time
 from bisect import bisect_left
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
@@ -26,7 +27,9 @@ from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QHBoxLayout,
+    QInputDialog,
     QLabel,
+    QLineEdit,
     QMainWindow,
     QMessageBox,
     QPushButton,
@@ -56,7 +59,18 @@ from whiteboard.replay import (
     idle_gaps,
     load_timeline,
 )
+from whiteboard.security import SessionKey
 from whiteboard.sessionlog import SessionLogError, default_log_dir
+from whiteboard.sessionlog.sealing import RecordingLocked, Unlock
+
+LOCKED_TEXT = (
+    "{name} is the encrypted recording of a private session.\n\n"
+    "Type its passphrase, or a view code:"
+)
+WRONG_SECRET = (
+    "That does not open {name}: it opens another session's recordings (or is mistyped).\n\n"
+    "Type this session's passphrase, or a view code:"
+)
 
 TICK_MS = 30  # a frame while playing: ~33 a second
 JUMP_US = 10_000_000  # Shift+arrow
@@ -375,17 +389,17 @@ def prepared_replay(timeline: Timeline) -> Replay:
     return replay
 
 
-def open_recording(path: Path, parent: QWidget | None = None) -> ReplayWindow | None:
+def open_recording(
+    path: Path, parent: QWidget | None = None, keys: tuple[SessionKey, ...] = ()
+) -> ReplayWindow | None:
     """Open ``path`` in a replay window of its own and show it; a file that is not a readable
-    session log is explained in a message box instead, and None returned."""
+    session log is explained in a message box instead, and None returned. An encrypted
+    recording opens with ``keys`` (the session one is in) or asks for its passphrase."""
+    timeline = _read_recording(path, parent, Unlock(keys=keys))
+    if timeline is None:
+        return None
     QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
     try:
-        try:
-            timeline = load_timeline(path)
-        except SessionLogError as exc:
-            QApplication.restoreOverrideCursor()
-            QMessageBox.warning(parent, "Open recording", str(exc))
-            return None
         window = ReplayWindow(timeline, parent, replay=prepared_replay(timeline))
         thaw_when_gone(window)
     finally:
@@ -397,12 +411,41 @@ def open_recording(path: Path, parent: QWidget | None = None) -> ReplayWindow | 
     return window
 
 
-def ask_open_recording(parent: QWidget | None = None) -> ReplayWindow | None:
+def _read_recording(path: Path, parent: QWidget | None, unlock: Unlock) -> Timeline | None:
+    """The recording's timeline, asking for the passphrase of an encrypted one until it
+    opens or the person gives up; None (said why) if it cannot be read."""
+    while True:
+        QApplication.setOverrideCursor(Qt.CursorShape.WaitCursor)
+        try:
+            return load_timeline(path, unlock)
+        except RecordingLocked as locked:
+            QApplication.restoreOverrideCursor()
+            secret, ok = QInputDialog.getText(
+                parent,
+                "Open recording",
+                (WRONG_SECRET if locked.tried else LOCKED_TEXT).format(name=path.name),
+                QLineEdit.EchoMode.Password,
+            )
+            if not ok or not secret:
+                return None
+            unlock = replace(unlock, secret=secret)
+        except SessionLogError as exc:
+            QApplication.restoreOverrideCursor()
+            QMessageBox.warning(parent, "Open recording", str(exc))
+            return None
+        finally:
+            if QApplication.overrideCursor() is not None:
+                QApplication.restoreOverrideCursor()
+
+
+def ask_open_recording(
+    parent: QWidget | None = None, keys: tuple[SessionKey, ...] = ()
+) -> ReplayWindow | None:
     """File ▸ Open recording…: choose a session log (in the folder they are recorded in)."""
     path, _ = QFileDialog.getOpenFileName(
         parent, "Open recording", str(default_log_dir()), LOG_FILTER
     )
-    return open_recording(Path(path), parent) if path else None
+    return open_recording(Path(path), parent, keys) if path else None
 
 
 def run_replay_app(timeline: Timeline) -> int:

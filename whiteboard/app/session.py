@@ -27,6 +27,8 @@ class SessionSpec:
     net: NetConfig
     params: Mapping[str, object] = field(default_factory=dict)
     key: SessionKey | None = None  # a private session's (docs/security.md); None: in clear
+    # A private session's recording encrypted at rest (whiteboard/sessionlog/sealing.py).
+    encrypt_recording: bool = True
 
     @property
     def description(self) -> TransportDescription:

@@ -219,6 +219,9 @@ class SessionSettings:
     passphrase: str = field(default="", repr=False)
     # Whether to keep the passphrase in the system keyring (whiteboard/app/remembered.py).
     remember_passphrase: bool = False
+    # Whether a private session's recording is encrypted at rest (docs/session-log.md): its
+    # passphrase or view code then opens it, and nothing else.
+    encrypt_recordings: bool = True
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -393,6 +396,9 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
         qsettings.setValue(
             "remember_passphrase", "true" if settings.remember_passphrase else "false"
         )
+        qsettings.setValue(
+            "encrypt_recordings", "true" if settings.encrypt_recordings else "false"
+        )
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -446,6 +452,7 @@ def read_settings(
     # version saved unless the person had changed it.
     take("own_colour", _yes_no, lambda _value: None)
     take("remember_passphrase", _yes_no, lambda _value: None)
+    take("encrypt_recordings", _yes_no, lambda _value: None)
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:

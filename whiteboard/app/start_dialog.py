@@ -50,6 +50,10 @@ from whiteboard.app.settings_dialog import (
 from whiteboard.security.strength import hint
 from whiteboard.transport.registry import describe
 
+ENCRYPT_TIP = (
+    "Only the passphrase (or the view code) opens this session's recording: replays, "
+    "'whiteboard log' and the analytics ask for it"
+)
 NO_KEYRING = "This computer has no system keyring: the passphrase is typed for each session"
 # The fields this dialog shows; a problem with any other is fixed under "More settings…".
 _SHOWN = ("display_name", "transport", "group", "passphrase")
@@ -87,6 +91,7 @@ class StartDialog(QDialog):
         self._show(self._base)
         remembered = self._base.remember_passphrase and self._keyring_available
         self.remember_box.setChecked(remembered)
+        self.encrypt_box.setChecked(self._base.encrypt_recordings)
         self.passphrase_edit.setText(
             self._base.passphrase or (self._keyring.load(self._base.group) if remembered else "")
         )
@@ -122,6 +127,9 @@ class StartDialog(QDialog):
         if not self._keyring_available:
             self.remember_box.setEnabled(False)
             self.remember_box.setToolTip(NO_KEYRING)
+        # A private session's recording, encrypted at rest (docs/session-log.md).
+        self.encrypt_box = QCheckBox("&Encrypt the recording with the passphrase", self)
+        self.encrypt_box.setToolTip(ENCRYPT_TIP)
         self.rows: dict[str, FieldWithError] = {}
         form = QFormLayout()
         for key, label, editor in (
@@ -165,6 +173,7 @@ class StartDialog(QDialog):
         for below in (
             self.strength_label,
             self.remember_box,
+            self.encrypt_box,
             self.hint_label,
             self.notice_label,
             self.more_button,
@@ -187,6 +196,7 @@ class StartDialog(QDialog):
 
     def _passphrase_changed(self) -> None:
         self.strength_label.setText(hint(self.passphrase_edit.text()))
+        self.encrypt_box.setEnabled(bool(self.passphrase_edit.text()))
         self._recheck()
 
     def _mode_changed(self) -> None:
@@ -266,6 +276,7 @@ class StartDialog(QDialog):
             mtp_role=role,
             passphrase=self.passphrase_edit.text(),
             remember_passphrase=self.remember_box.isChecked(),
+            encrypt_recordings=self.encrypt_box.isChecked(),
         )
 
     def chosen(self) -> SessionSettings | None:

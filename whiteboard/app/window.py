@@ -61,6 +61,7 @@ from whiteboard.sessionlog import (
     header_on,
     keep_flushing,
 )
+from whiteboard.sessionlog.sealing import LogSealer
 from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -113,6 +114,7 @@ class MainWindow(QMainWindow):
         log_dir: Path | None = None,
         record: bool = True,
         key: SessionKey | None = None,
+        encrypt_recording: bool = True,
     ) -> None:
         super().__init__(parent)
         self.log_dir = log_dir
@@ -182,7 +184,9 @@ class MainWindow(QMainWindow):
         self._presence_timer.timeout.connect(self._presence_tick)
         self.transport: CoreDriver
         self.carrier: MulticastCarrier
-        self._open_session(SessionSpec(transport_name, net, dict(params or {}), key))
+        self._open_session(
+            SessionSpec(transport_name, net, dict(params or {}), key, encrypt_recording)
+        )
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -251,8 +255,11 @@ class MainWindow(QMainWindow):
             now=self.reactor.time(),
             key=spec.key,
         )
+        sealer = None
+        if spec.key is not None and spec.encrypt_recording:
+            sealer = LogSealer(spec.key, str(spec.net.group))  # the group the key is salted with
         try:
-            writer = SessionLogWriter.create(header, self.log_dir)
+            writer = SessionLogWriter.create(header, self.log_dir, sealer)
         except OSError as exc:
             log.warning("this session is not recorded: %s", exc)
             return None
@@ -348,7 +355,7 @@ class MainWindow(QMainWindow):
         file.addSeparator()
         # A recorded session, replayed in a window of its own (docs/replay.md).
         self.open_recording_action = self._action(
-            "Open &recording…", lambda: ask_open_recording(self)
+            "Open &recording…", lambda: ask_open_recording(self, self._session_keys())
         )
         file.addAction(self.open_recording_action)
         file.addSeparator()
@@ -400,6 +407,10 @@ class MainWindow(QMainWindow):
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
+
+    def _session_keys(self) -> tuple[SessionKey, ...]:
+        """This session's key, if private: its encrypted recordings open without asking."""
+        return () if self.spec.key is None else (self.spec.key,)
 
     def copy_view_code(self) -> str | None:
         """The private session's view code, on the clipboard (docs/security.md "Viewers")."""
@@ -489,6 +500,7 @@ class MainWindow(QMainWindow):
                 chosen.net_config(),
                 chosen.to_transport_params(),
                 chosen.session_key(),
+                chosen.encrypt_recordings,
             )
         except ValueError as exc:
             QMessageBox.warning(self, "Settings", str(exc))

@@ -51,6 +51,8 @@ from whiteboard.sessionlog import (
     op_authority,
     read_log,
 )
+from whiteboard.sessionlog.reader import NO_SECRET
+from whiteboard.sessionlog.sealing import Unlock
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,10 +132,11 @@ class Timeline:
         return list(found.values())
 
 
-def load_timeline(path: str | os.PathLike[str]) -> Timeline:
-    """Read a session log into a timeline. :class:`~whiteboard.sessionlog.SessionLogError`,
-    with a message naming the file, if it is not a readable session log."""
-    return timeline_of(read_log(path), Path(path).name)
+def load_timeline(path: str | os.PathLike[str], unlock: Unlock = NO_SECRET) -> Timeline:
+    """Read a session log into a timeline (``unlock`` opens an encrypted one).
+    :class:`~whiteboard.sessionlog.SessionLogError`, with a message naming the file, if it is
+    not a readable session log."""
+    return timeline_of(read_log(path, unlock), Path(path).name)
 
 
 def timeline_of(log: SessionLog, name: str = "") -> Timeline:

@@ -13,16 +13,23 @@ ENV_VAR = "WHITEBOARD_PASSPHRASE"
 MAX_FILE_BYTES = 4096
 
 
-def add_passphrase_options(parser: argparse.ArgumentParser, session_name: bool) -> None:
-    """``--passphrase-file`` (and ``--session-name`` if asked), for a command that joins."""
+def add_passphrase_options(
+    parser: argparse.ArgumentParser, session_name: bool, reads_recordings: bool = False
+) -> None:
+    """``--passphrase-file`` (and ``--session-name`` if asked), for a command that joins, or
+    one that reads recordings (``reads_recordings``: encrypted ones need it)."""
+    purpose = (
+        "open encrypted recordings of a private session: its passphrase or view code"
+        if reads_recordings
+        else "join a private session: its passphrase, or a view code to watch without drawing,"
+    )
     parser.add_argument(
         "--passphrase-file",
         type=Path,
         default=None,
         metavar="FILE",
-        help="join a private session: its passphrase, or a view code to watch without "
-        f"drawing, is this file's first line (else the {ENV_VAR} environment variable; never "
-        "on the command line)",
+        help=f"{purpose} is this file's first line (else the {ENV_VAR} environment "
+        "variable; never on the command line)",
     )
     if session_name:
         parser.add_argument(

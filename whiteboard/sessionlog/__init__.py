@@ -9,6 +9,7 @@ what survives a crash.
 * :mod:`~whiteboard.sessionlog.recording`: transport events to records (:func:`recording_handler`).
 * :mod:`~whiteboard.sessionlog.paths`: the default folder and file names.
 * :mod:`~whiteboard.sessionlog.reader`: reading back, torn tails and damage included.
+* :mod:`~whiteboard.sessionlog.sealing`: a private session's recording encrypted at rest.
 * :mod:`~whiteboard.sessionlog.rows`, :mod:`~whiteboard.sessionlog.export`,
   :mod:`~whiteboard.sessionlog.summary`, :mod:`~whiteboard.sessionlog.cli`: ``whiteboard log``.
 """
@@ -49,6 +50,7 @@ from whiteboard.sessionlog.recording import (
     new_header,
     recording_handler,
 )
+from whiteboard.sessionlog.sealing import LogSealer, RecordingLocked, Unlock
 from whiteboard.sessionlog.writer import SessionLogWriter
 
 __all__ = [
@@ -61,6 +63,7 @@ __all__ = [
     "FailureRecord",
     "JoinProgressRecord",
     "LocalOpRecord",
+    "LogSealer",
     "MemberRecord",
     "ProtocolRecord",
     "ReadReport",
@@ -68,6 +71,7 @@ __all__ = [
     "Record",
     "RecordKind",
     "RecordingHandler",
+    "RecordingLocked",
     "SessionHeader",
     "SessionLog",
     "SessionLogError",
@@ -76,6 +80,7 @@ __all__ = [
     "StateReceivedRecord",
     "StateSentRecord",
     "UndeliveredRecord",
+    "Unlock",
     "default_log_dir",
     "header_on",
     "keep_flushing",

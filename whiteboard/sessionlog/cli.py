@@ -11,9 +11,10 @@ import json
 import sys
 from pathlib import Path
 
+from whiteboard.security.passphrase_source import add_passphrase_options, read_passphrase
 from whiteboard.sessionlog.export import FORMATS, ExportError, export_logs
-from whiteboard.sessionlog.format import SessionLogError
 from whiteboard.sessionlog.paths import ENV_LOG_DIR
+from whiteboard.sessionlog.sealing import Unlock
 from whiteboard.sessionlog.summary import format_summary, summarize
 
 EXIT_OK = 0
@@ -32,6 +33,7 @@ def add_log_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     info = actions.add_parser("info", help="summarise one log")
     info.add_argument("file", metavar="FILE", type=Path)
     info.add_argument("--json", action="store_true", help="print the summary as one JSON line")
+    add_passphrase_options(info, session_name=True, reads_recordings=True)
     export = actions.add_parser(
         "export",
         help="export logs as one row per event, partitioned by date",
@@ -46,10 +48,12 @@ def add_log_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "logs", nargs="+", metavar="LOG", type=Path, help="a log file, or a folder of them"
     )
     export.add_argument("--out", required=True, metavar="DIR", type=Path)
+    add_passphrase_options(export, session_name=True, reads_recordings=True)
 
 
-def add_recording_options(parser: argparse.ArgumentParser) -> None:
-    """``--log-dir`` and ``--no-log``, for the commands that run a session."""
+def add_recording_options(parser: argparse.ArgumentParser, encrypt_option: bool = False) -> None:
+    """``--log-dir`` and ``--no-log``, for the commands that run a session, and
+    ``--encrypt-log`` if asked (the app takes that from its settings)."""
     parser.add_argument(
         "--log-dir",
         type=Path,
@@ -59,6 +63,14 @@ def add_recording_options(parser: argparse.ArgumentParser) -> None:
         "folder; see 'whiteboard log --help')",
     )
     parser.add_argument("--no-log", action="store_true", help="do not record this session")
+    if not encrypt_option:
+        return
+    parser.add_argument(
+        "--encrypt-log",
+        action="store_true",
+        help="encrypt a private session's log: only its passphrase or view code opens it "
+        "(docs/session-log.md)",
+    )
 
 
 def run_log(args: argparse.Namespace) -> int:
@@ -67,10 +79,16 @@ def run_log(args: argparse.Namespace) -> int:
     return _export(args)
 
 
+def unlock_from(args: argparse.Namespace) -> Unlock:
+    """What opens encrypted recordings, from ``--passphrase-file`` or the environment (and
+    ``--session-name``). ``ValueError`` with a message if the file cannot be used."""
+    return Unlock(read_passphrase(args.passphrase_file), args.session_name)
+
+
 def _info(args: argparse.Namespace) -> int:
     try:
-        summary = summarize(args.file)
-    except SessionLogError as exc:
+        summary = summarize(args.file, unlock_from(args))
+    except ValueError as exc:  # SessionLogError, or an unusable passphrase file
         _say(str(exc))
         return EXIT_PROBLEM
     print(json.dumps(summary, sort_keys=True) if args.json else format_summary(summary))
@@ -79,8 +97,8 @@ def _info(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     try:
-        result = export_logs(args.logs, args.out, args.format)
-    except ExportError as exc:
+        result = export_logs(args.logs, args.out, args.format, unlock_from(args))
+    except (ExportError, ValueError) as exc:
         _say(str(exc))
         return EXIT_PROBLEM
     for warning in result.warnings:
@@ -98,4 +116,4 @@ def _say(text: str) -> None:
     print(f"whiteboard: {text}", file=sys.stderr)
 
 
-__all__ = ["add_log_parser", "add_recording_options", "run_log"]
+__all__ = ["add_log_parser", "add_recording_options", "run_log", "unlock_from"]

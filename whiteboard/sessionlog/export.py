@@ -25,8 +25,9 @@ from typing import Any, Protocol
 from whiteboard.board.files import describe_os_error
 from whiteboard.sessionlog.format import SessionLogError
 from whiteboard.sessionlog.paths import LOG_EXTENSION
-from whiteboard.sessionlog.reader import open_log
+from whiteboard.sessionlog.reader import NO_SECRET, open_log
 from whiteboard.sessionlog.rows import BINARY_COLUMNS, COLUMNS, Row, date_of, rows_of
+from whiteboard.sessionlog.sealing import Unlock
 
 FORMATS = ("jsonl", "parquet")
 PARQUET_BATCH = 8192  # rows per Parquet row group write: bounded memory for any log
@@ -77,10 +78,14 @@ def expand_logs(paths: Iterable[str | os.PathLike[str]]) -> tuple[list[Path], li
 
 
 def export_logs(
-    paths: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], fmt: str = "jsonl"
+    paths: Sequence[str | os.PathLike[str]],
+    out: str | os.PathLike[str],
+    fmt: str = "jsonl",
+    unlock: Unlock = NO_SECRET,
 ) -> ExportResult:
-    """Export every log in ``paths`` (files or folders) to ``out``. A log that cannot be read
-    is left out and said why in ``failed``; the others are exported."""
+    """Export every log in ``paths`` (files or folders) to ``out``, opening encrypted ones
+    with ``unlock``. A log that cannot be read is left out and said why in ``failed``; the
+    others are exported."""
     if fmt not in FORMATS:
         raise ExportError(f"unknown export format {fmt!r}: choose {' or '.join(FORMATS)}")
     if fmt == "parquet" and not parquet_available():
@@ -99,7 +104,7 @@ def export_logs(
     sessions = rows = 0
     for path in logs:
         try:
-            reader = open_log(path)
+            reader = open_log(path, unlock)
         except SessionLogError as exc:
             failed.append(str(exc))
             continue

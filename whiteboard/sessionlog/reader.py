@@ -40,7 +40,15 @@ from whiteboard.sessionlog.format import (
     decode_record,
     frame_crc,
 )
+from whiteboard.sessionlog.sealing import (
+    SEALED_FORMAT_VERSION,
+    LogOpener,
+    RecordingLocked,
+    Unlock,
+    opener_for,
+)
 
+NO_SECRET = Unlock()  # for logs in clear: an encrypted one then says what it needs
 MAX_WARNINGS = 20  # about single records; more are summed up in one line
 _ZERO_CHUNK = 1 << 20
 
@@ -64,9 +72,18 @@ class SessionLogReader:
     """The records of one log, read lazily. ``header`` is read on construction; iterate for
     the rest; :attr:`report` is complete once the iteration has ended."""
 
-    def __init__(self, stream: BinaryIO, name: str = "the session log") -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        name: str = "the session log",
+        unlock: Unlock = NO_SECRET,
+    ) -> None:
+        """``unlock``: what opens an encrypted recording (sealing.py); unused for others."""
         self._stream = stream
         self.name = name
+        self._unlock = unlock
+        self._opener: LogOpener | None = None
+        self._frame_index = 0  # of the frames after an encrypted log's frame 0: the nonce
         stream.seek(0, os.SEEK_END)
         self._size = stream.tell()
         stream.seek(0)
@@ -95,20 +112,30 @@ class SessionLogReader:
         if len(start) < PREAMBLE.size:
             raise self._fail("is damaged (cut short in its first bytes)")
         _, version = PREAMBLE.unpack(start)
-        if version > FORMAT_VERSION:
+        if version > SEALED_FORMAT_VERSION:
             raise self._fail(
                 f"was written by a newer version of the app (log format {version}); "
-                f"this app reads format {FORMAT_VERSION}"
+                f"this app reads formats {FORMAT_VERSION} and {SEALED_FORMAT_VERSION}"
             )
-        if version != FORMAT_VERSION:
+        if version not in (FORMAT_VERSION, SEALED_FORMAT_VERSION):
             raise self._fail("is damaged (its format version is unreadable)")
         self._pos = PREAMBLE.size
+        if version == SEALED_FORMAT_VERSION:
+            seal, _ = self._next_frame()
+            if seal is None:
+                raise self._fail("is damaged (cut short in its encryption header)")
+            try:
+                self._opener = opener_for(seal, self._unlock)
+            except RecordingLocked as exc:
+                raise RecordingLocked(f"{self.name} {exc}", exc.key_id, exc.tried) from None
+            except SessionLogError as exc:
+                raise self._fail(str(exc)) from None
         body, problem = self._next_frame()
         if body is None:
             why = "its header is damaged" if problem == "corrupt" else "cut short in its header"
             raise self._fail(f"is damaged ({why}): it cannot tell which session it records")
         try:
-            header = decode_record(body)
+            header = decode_record(self._opened(body))
         except SessionLogError as exc:
             raise self._fail(f"is damaged (its header is invalid: {exc})") from None
         if not isinstance(header, SessionHeader):
@@ -136,7 +163,7 @@ class SessionLogReader:
                 return
             self._records += 1
             try:
-                record = decode_record(body)
+                record = decode_record(self._opened(body))
             except SessionLogError as exc:
                 self._skipped_invalid.append(f"the record at byte {offset} was skipped: {exc}")
                 continue
@@ -149,6 +176,20 @@ class SessionLogReader:
             else:
                 self._clean_end = isinstance(record, EndRecord)
                 yield record
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the file is an encrypted recording (opened with its passphrase)."""
+        return self._opener is not None
+
+    def _opened(self, body: bytes) -> bytes:
+        """A frame's record body: as it is, or decrypted (each frame in turn, so that a frame
+        moved or dropped fails, and the ones after it still open)."""
+        if self._opener is None:
+            return body
+        index = self._frame_index
+        self._frame_index += 1
+        return self._opener.open(index, body)
 
     def _next_frame(self) -> tuple[bytes | None, str]:
         """The body of the frame at the current position, and the position moved past it;
@@ -242,9 +283,10 @@ class SessionLogReader:
         self.close()
 
 
-def open_log(path: str | os.PathLike[str]) -> SessionLogReader:
+def open_log(path: str | os.PathLike[str], unlock: Unlock = NO_SECRET) -> SessionLogReader:
     """Open a log and read its header. :class:`SessionLogError`, naming the file, and nothing
-    else if it cannot be read or is not a session log."""
+    else if it cannot be read or is not a session log, or is an encrypted recording that
+    ``unlock`` does not open."""
     path = Path(path)
     name = f'"{path.name or path}"'
     try:
@@ -258,7 +300,7 @@ def open_log(path: str | os.PathLike[str]) -> SessionLogReader:
     except OSError as error:
         raise SessionLogError(f"{name} could not be opened: {describe_os_error(error)}") from None
     try:
-        return SessionLogReader(stream, name)
+        return SessionLogReader(stream, name, unlock)
     except OSError as error:
         stream.close()
         raise SessionLogError(f"{name} could not be read: {describe_os_error(error)}") from None
@@ -286,9 +328,9 @@ def op_authority(header: SessionHeader) -> OpAuthority | None:
         raise SessionLogError("the log's drawing key is not an Ed25519 public key") from None
 
 
-def read_log(path: str | os.PathLike[str]) -> SessionLog:
+def read_log(path: str | os.PathLike[str], unlock: Unlock = NO_SECRET) -> SessionLog:
     """A whole log in memory (fine for tests and summaries; :func:`open_log` streams)."""
-    with open_log(path) as reader:
+    with open_log(path, unlock) as reader:
         records = tuple(reader)
         return SessionLog(reader.header, records, reader.report)
 

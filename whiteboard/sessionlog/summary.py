@@ -20,15 +20,17 @@ from whiteboard.sessionlog.format import (
     StateSentRecord,
     UndeliveredRecord,
 )
-from whiteboard.sessionlog.reader import open_log
+from whiteboard.sessionlog.reader import NO_SECRET, open_log
+from whiteboard.sessionlog.sealing import Unlock
 
 MAX_FAILURES_SHOWN = 5
 
 
-def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """A JSON-ready summary of one log, read in one pass. Raises ``SessionLogError`` for a
-    file that is not a usable log."""
-    with open_log(path) as reader:
+def summarize(path: str | os.PathLike[str], unlock: Unlock = NO_SECRET) -> dict[str, Any]:
+    """A JSON-ready summary of one log, read in one pass (``unlock`` opens an encrypted
+    one). Raises ``SessionLogError`` for a file that is not a usable log."""
+    with open_log(path, unlock) as reader:
+        encrypted = reader.encrypted
         header = reader.header
         kinds: Counter[str] = Counter()
         events: Counter[str] = Counter()
@@ -90,6 +92,7 @@ def summarize(path: str | os.PathLike[str]) -> dict[str, Any]:
         "iface": header.iface,
         "private": header.key_id is not None,
         "key_id": header.key_id,
+        "encrypted": encrypted,
         "ttl": header.ttl,
         "member_id": f"{header.member_id:08x}",
         "member_name": header.member_name,
@@ -129,7 +132,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"  started      {s['started']}, last record {s['duration_s']:.1f} s later",
         f"  transport    {s['transport']} ({params}) on {s['group']}, ttl {s['ttl']}"
         + (f", interface {s['iface']}" if s["iface"] else "")
-        + (f", private (key id {s['key_id']})" if s["private"] else ""),
+        + (f", private (key id {s['key_id']})" if s["private"] else "")
+        + (", recording encrypted" if s["encrypted"] else ""),
         f"  member       {s['member_name']} ({s['member_id']})",
         "  joined       "
         + ("never" if s["joined_after_ms"] is None else f"after {s['joined_after_ms']} ms"),

@@ -36,6 +36,7 @@ from whiteboard.sessionlog.format import (
     to_us,
 )
 from whiteboard.sessionlog.paths import default_log_dir, log_file_name
+from whiteboard.sessionlog.sealing import SEALED_FORMAT_VERSION, LogSealer
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +58,11 @@ class SessionLogWriter:
         *,
         buffer_limit: int = BUFFER_LIMIT,
         flush_delay: float = FLUSH_DELAY_S,
+        sealer: LogSealer | None = None,
     ) -> None:
+        """``sealer``: a private session's, to encrypt the recording at rest (sealing.py)."""
         self.path = Path(path)
+        self._sealer = sealer
         self.header = header
         self.buffer_limit = buffer_limit
         self.flush_delay = flush_delay
@@ -74,7 +78,11 @@ class SessionLogWriter:
             self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_BINARY, FILE_MODE
         )
         try:
-            _write_all(self._fd, preamble() + frame(encode_record(header)))
+            if sealer is None:
+                start = preamble()
+            else:
+                start = preamble(SEALED_FORMAT_VERSION) + frame(sealer.seal_frame())
+            _write_all(self._fd, start + self._frame(encode_record(header)))
         except BaseException:
             # No half-made log left behind: a file that exists says which session it is.
             os.close(self._fd)
@@ -84,14 +92,25 @@ class SessionLogWriter:
 
     @classmethod
     def create(
-        cls, header: SessionHeader, directory: str | os.PathLike[str] | None = None
+        cls,
+        header: SessionHeader,
+        directory: str | os.PathLike[str] | None = None,
+        sealer: LogSealer | None = None,
     ) -> SessionLogWriter:
         """A new log named ``YYYYMMDD-HHMMSS-<session id>.wblog`` in ``directory`` (default:
-        :func:`~whiteboard.sessionlog.paths.default_log_dir`), created if missing. Raises
-        ``OSError`` if the folder or file cannot be created."""
+        :func:`~whiteboard.sessionlog.paths.default_log_dir`), created if missing, encrypted
+        if ``sealer``. Raises ``OSError`` if the folder or file cannot be created."""
         folder = Path(directory) if directory is not None else default_log_dir()
         folder.mkdir(parents=True, exist_ok=True, mode=DIR_MODE)
-        return cls(folder / log_file_name(header.t_us, header.session_id), header)
+        path = folder / log_file_name(header.t_us, header.session_id)
+        return cls(path, header, sealer=sealer)
+
+    @property
+    def encrypted(self) -> bool:
+        return self._sealer is not None
+
+    def _frame(self, body: bytes) -> bytes:
+        return frame(body if self._sealer is None else self._sealer.seal(body))
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -102,7 +121,7 @@ class SessionLogWriter:
             self.dropped += 1
             return
         try:
-            data = frame(encode_record(record))
+            body = encode_record(record)
         except (TypeError, ValueError, OverflowError) as exc:
             # A record we built wrongly: a bug, but one that must not end the session.
             self.dropped += 1
@@ -113,6 +132,7 @@ class SessionLogWriter:
                 exc,
             )
             return
+        data = self._frame(body)  # sealed in order: a record's place is its nonce
         now = record.t_us / 1_000_000
         if self._pending_since is None:
             self._pending_since = now

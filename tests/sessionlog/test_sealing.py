@@ -1,0 +1,141 @@
+"""Recordings encrypted at rest (issue 21 point 3): a private session's log opens only with
+its passphrase or view code; nothing of the session is in clear but its key id and group;
+a record altered, moved or dropped from the middle fails, and the rest still read."""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+
+import pytest
+
+from tests.sessionlog.test_reader import header
+from whiteboard.board import OpId, Stroke, Tool, encode_op
+from whiteboard.security import derive_session_key
+from whiteboard.sessionlog import (
+    LocalOpRecord,
+    LogSealer,
+    RecordingLocked,
+    SessionLogWriter,
+    Unlock,
+    read_log,
+)
+from whiteboard.sessionlog.export import export_logs
+from whiteboard.sessionlog.format import frame_crc
+from whiteboard.sessionlog.summary import summarize
+
+PASSPHRASE = "a long and private passphrase"
+GROUP = "239.255.42.1:5000"
+KEY = derive_session_key(PASSPHRASE, GROUP)
+OP = encode_op(Stroke(OpId(1, 1), (1.5, 2.5, 30.25, 40.75), 0xFF00FF00, 2.0, Tool.PEN))
+
+
+HEADER = header()
+
+
+def write_sealed(path: Path, n: int = 5) -> list[LocalOpRecord]:
+    body = [LocalOpRecord(1_000 + i, OP + bytes([i])) for i in range(n)]
+    with SessionLogWriter(path, HEADER, sealer=LogSealer(KEY, GROUP)) as writer:
+        for record in body:
+            writer.append(record)
+    return body
+
+
+def frames(data: bytes) -> list[tuple[int, int]]:
+    """(offset, length) of every frame after the preamble."""
+    found, pos = [], 10
+    while pos < len(data):
+        (length,) = struct.unpack(">I", data[pos : pos + 4])
+        found.append((pos, length))
+        pos += 8 + length
+    return found
+
+
+def refresh_crc(data: bytearray, offset: int, length: int) -> None:
+    """What an attacker who edits a record does: make its frame whole again."""
+    body = bytes(data[offset + 8 : offset + 8 + length])
+    data[offset + 4 : offset + 8] = struct.pack(">I", frame_crc(length, body))
+
+
+def test_a_sealed_log_opens_with_the_passphrase_or_view_code_and_shows_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.wblog"
+    body = write_sealed(path)
+    raw = path.read_bytes()
+    assert raw[8:10] == b"\x00\x02"
+    assert b"ann" not in raw and OP[:20] not in raw and b"raw" not in raw
+    for unlock in (
+        Unlock(PASSPHRASE),
+        Unlock(KEY.view_code()),
+        Unlock(keys=(derive_session_key("other phrase", GROUP), KEY)),
+    ):
+        log = read_log(path, unlock)
+        assert log.header == HEADER and list(log.records) == body
+        assert log.report.warnings == ()
+
+
+def test_a_sealed_log_says_what_it_needs_and_refuses_another_sessions_passphrase(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.wblog"
+    write_sealed(path)
+    with pytest.raises(RecordingLocked, match="encrypted recording of a private session") as none:
+        read_log(path)
+    assert none.value.key_id == KEY.key_id and not none.value.tried
+    assert KEY.key_id.hex() in str(none.value) and "--passphrase-file" in str(none.value)
+    with pytest.raises(RecordingLocked, match="another private session") as wrong:
+        read_log(path, Unlock("another long passphrase"))
+    assert wrong.value.tried
+    with pytest.raises(RecordingLocked, match="another private session"):
+        read_log(path, Unlock(PASSPHRASE, session_name="standup"))  # salted otherwise
+    with pytest.raises(RecordingLocked, match="at least 8 characters"):
+        read_log(path, Unlock("short"))
+
+
+def test_an_altered_or_moved_record_fails_alone_and_the_others_still_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.wblog"
+    body = write_sealed(path)
+    data = bytearray(path.read_bytes())
+    spans = frames(bytes(data))  # the seal frame, the header, then the records
+    offset, length = spans[3]  # the second record
+    data[offset + 8 + 5] ^= 0x01
+    refresh_crc(data, offset, length)
+    path.write_bytes(bytes(data))
+    log = read_log(path, Unlock(PASSPHRASE))
+    assert list(log.records) == [body[0], *body[2:]]
+    assert any("does not decrypt" in warning for warning in log.report.warnings)
+
+    # Two records swapped, each whole: neither opens in the other's place.
+    fresh = tmp_path / "t.wblog"
+    body = write_sealed(fresh)
+    data = bytearray(fresh.read_bytes())
+    (a, la), (b, lb) = frames(bytes(data))[2:4]
+    first, second = bytes(data[a : a + 8 + la]), bytes(data[b : b + 8 + lb])
+    data[a : b + 8 + lb] = second + first
+    fresh.write_bytes(bytes(data))
+    log = read_log(fresh, Unlock(PASSPHRASE))
+    assert list(log.records) == body[2:]
+    assert log.report.skipped == 2
+
+
+def test_a_torn_tail_of_a_sealed_log_reads_as_a_torn_tail(tmp_path: Path) -> None:
+    path = tmp_path / "s.wblog"
+    body = write_sealed(path)
+    path.write_bytes(path.read_bytes()[:-7])
+    log = read_log(path, Unlock(PASSPHRASE))
+    assert list(log.records) == body[:-1] and log.report.torn_bytes > 0
+
+
+def test_summary_and_export_open_a_sealed_log_given_its_passphrase(tmp_path: Path) -> None:
+    path = tmp_path / "logs" / "s.wblog"
+    path.parent.mkdir()
+    write_sealed(path)
+    summary = summarize(path, Unlock(PASSPHRASE))
+    assert summary["encrypted"] is True and summary["member_name"] == "ann"
+    refused = export_logs([path.parent], tmp_path / "out")
+    assert refused.sessions == 0 and "encrypted recording" in refused.failed[0]
+    result = export_logs([path.parent], tmp_path / "out2", unlock=Unlock(PASSPHRASE))
+    assert result.sessions == 1 and result.rows == 6 and not result.failed
