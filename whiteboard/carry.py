@@ -28,7 +28,13 @@ from dataclasses import dataclass
 import msgpack
 
 from whiteboard.board import Op, OpDecodeError, OrderKey, decode_op, encode_op
-from whiteboard.board.signed import SignedDecodeError, decode_signed, encode_signed, is_signed
+from whiteboard.board.signed import (
+    SignedDecodeError,
+    decode_signed,
+    encode_signed,
+    is_signed,
+    unpack_tagged,
+)
 from whiteboard.presence import is_tagged
 
 MAGIC = "wb-carry"
@@ -62,15 +68,7 @@ def encode_carried(order_key: OrderKey, op: Op, proof: bytes | None = None) -> b
 
 def decode_carried(payload: bytes) -> Carried:
     """The carried op in ``payload``; :class:`CarryDecodeError` and nothing else otherwise."""
-    try:
-        item = msgpack.unpackb(payload, raw=False, strict_map_key=True)
-    except Exception as exc:  # msgpack raises several unrelated types for bad input
-        raise CarryDecodeError(f"a carried op does not decode: {exc}") from None
-    if not (isinstance(item, list) and len(item) == 4 and item[0] == MAGIC):
-        raise CarryDecodeError('a carried op must be ["wb-carry", version, key, op]')
-    _, version, key, op_bytes = item
-    if version != VERSION:
-        raise CarryDecodeError(f"carried op version {version!r} is not {VERSION}")
+    key, op_bytes = unpack_tagged(payload, MAGIC, VERSION, 2, CarryDecodeError, "carried op")
     if not (
         isinstance(key, list)
         and 0 < len(key) <= MAX_KEY_INTS

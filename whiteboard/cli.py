@@ -337,6 +337,8 @@ def _run_peer(args: argparse.Namespace) -> int:
         key=_session_key(args, str(GroupAddress.parse(args.group))),  # one spelling of it
         encrypt_log=args.encrypt_log,
     )
+    if args.board is not None and config.key is not None and not config.key.can_draw:
+        raise ValueError("--board needs the passphrase: a view code cannot vouch for a board")
     if args.encrypt_log and config.key is None:
         raise ValueError("--encrypt-log needs a private session: give --passphrase-file")
     _print(run_peer(config), args.json)

@@ -96,6 +96,8 @@ class HeadlessPeer:
         # A private session's ops are proven and checked (whiteboard/security/signing.py);
         # a seeded board's ops are vouched for by this member if it holds the passphrase.
         self.replica.use_authority(OpAuthority.of(config.key) if config.key else None)
+        for _, op in self.replica.board.log():
+            self.replica.proof_of(op)  # now, not when a joiner is waiting for the board
         self.failures: list[str] = []
         self.members: dict[int, MemberState] = {}
         self.sent = 0

@@ -111,9 +111,11 @@ class Replica:
     def _hand_on(self, lacking: list[tuple[OrderKey, Op]], transport: BoardStateSink) -> None:
         """Send again, carried, every op of ours the given board lacked (whiteboard/carry.py),
         so the members who gave it, and everyone else, get it too."""
+        if self.authority is not None and not self.authority.can_sign:
+            return  # a viewer cannot prove a hand-on: the drawers who have them will
         for key, op in lacking:
             try:
-                transport.send(encode_carried(key, op, self._proofs.get(op.id)))
+                transport.send(self._proven(encode_carried(key, op, self.proof_of(op))))
             except (RuntimeError, ValueError) as exc:
                 self.stats.carry_failures += 1
                 self.last_rejection = f"op {op.id} could not be handed on: {exc}"
@@ -121,13 +123,19 @@ class Replica:
                 self.stats.carried_sent += 1
 
     def use_authority(self, authority: OpAuthority | None) -> None:
-        """Join a session with ``authority`` (None: in clear), keeping the board: a drawer
-        vouches for every op on it, so joiners take them; otherwise the old proofs go."""
+        """Join a session with ``authority`` (None: in clear), keeping the board; the old
+        session's proofs go. A drawer vouches for every op on it when it first gives it or
+        hands it on (:meth:`proof_of`), so joiners take them."""
         self.authority = authority
         self._proofs = {}
-        if authority is not None and authority.can_sign:
-            for _, op in self.board.log():
-                self._proofs[op.id] = authority.prove(encode_op(op))
+
+    def proof_of(self, op: Op) -> bytes | None:
+        """The proof that goes with ``op`` to others: the one it came with, else, for a
+        drawer, one made now (an op of the board it brought into the session; ~70 µs, once)."""
+        proof = self._proofs.get(op.id)
+        if proof is None and self.authority is not None and self.authority.can_sign:
+            proof = self._proofs[op.id] = self.authority.prove(encode_op(op))
+        return proof
 
     @property
     def proofs(self) -> Mapping[OpId, bytes]:
@@ -147,26 +155,29 @@ class Replica:
     def payload_of(self, op: Op) -> bytes:
         """What to send for an op of ours: its encoding, with a drawer's proof in a private
         session. A viewer's goes unproven, and no member applies it."""
-        op_bytes = encode_op(op)
-        if self.authority is None or not self.authority.can_sign:
-            return op_bytes
-        return encode_signed(op_bytes, self.authority.prove(op_bytes))
+        return self._proven(encode_op(op))
 
-    def _refuse_unproven(self, what: str) -> None:
+    def _proven(self, data: bytes) -> bytes:
+        if self.authority is None or not self.authority.can_sign:
+            return data
+        return encode_signed(data, self.authority.prove(data))
+
+    def _refuse_unproven(self, what: str, why: str = "no proof that a drawer made it") -> None:
         self.stats.unproven += 1
-        self.last_rejection = f"{what} has no valid proof that a drawer made it: not applied"
+        self.last_rejection = f"{what} was not applied: {why}"
 
     def apply_delivered(self, event: Delivered) -> Change | Presence | None:
         """Apply one delivered payload; return what changed (or the presence it was), or None
         if it was refused."""
         if is_presence(event.payload):
             return self._take_presence(event)
-        if is_carried(event.payload):
-            return self._take_carried(event)
         try:
-            op, proof = open_op(event.payload, self.authority, self._decode)
-        except UnprovenOpError:
-            self._refuse_unproven(f"an op from member {event.origin:08x}")
+            payload, proof = open_payload(event.payload, self.authority)
+            if is_carried(payload):
+                return self._take_carried(event, payload)
+            op = self._decode(payload)
+        except UnprovenOpError as exc:
+            self._refuse_unproven(f"an op from member {event.origin:08x}", str(exc))
             return None
         except OpDecodeError as exc:
             self.stats.rejected += 1
@@ -194,11 +205,13 @@ class Replica:
                 self.stats.late_inserts += 1
         return change
 
-    def _take_carried(self, event: Delivered) -> Change | None:
+    def _take_carried(self, event: Delivered, payload: bytes) -> Change | None:
         """An op another member handed on, with the order key it was first delivered with:
-        filed there, so every replica files it alike."""
+        filed there, so every replica files it alike. In a private session the hand-on was
+        proven by a drawer (``payload`` is what that proof covered), and the op by its
+        author."""
         try:
-            carried = decode_carried(event.payload)
+            carried = decode_carried(payload)
         except CarryDecodeError as exc:
             self.stats.rejected += 1
             self.last_rejection = f"from member {event.origin:08x}: {exc}"
@@ -253,30 +266,37 @@ class Replica:
         return lacking
 
     def snapshot(self) -> bytes:
-        return self.board.snapshot(self._proofs if self.authority is not None else None)
+        if self.authority is None:
+            return self.board.snapshot()
+        for _, op in self.board.log():
+            self.proof_of(op)
+        return self.board.snapshot(self._proofs)
 
 
 class UnprovenOpError(OpDecodeError):
     """In a private session, an op without a valid proof that a drawer made it."""
 
 
-def open_op(
-    payload: bytes, authority: OpAuthority | None, decode: Callable[[bytes], Op] = decode_op
-) -> tuple[Op, bytes | None]:
-    """The op a delivered payload holds, and its proof (a private session's). Raises
-    :class:`UnprovenOpError` for an op no drawer made, :class:`OpDecodeError` for one that is
-    not an op: how the live replica, and a replay after it, take ops."""
+def open_payload(
+    payload: bytes, authority: OpAuthority | None, at: float | None = None
+) -> tuple[bytes, bytes | None]:
+    """What a delivered payload that is not a presence holds (an op, or an op handed on), and
+    its proof: in clear, the payload itself; in a private session, what a drawer proved, made
+    within a day of ``at`` (default: now). Raises :class:`UnprovenOpError` if no drawer did,
+    :class:`OpDecodeError` if it is not a proven payload at all: how the live replica, and a
+    replay after it (``at`` the record's time), take what changes the board."""
     if authority is None:
-        return decode(payload), None
+        return payload, None
     if not is_signed(payload):
         raise UnprovenOpError("an op without a proof that a drawer made it")
     try:
-        op_bytes, proof = decode_signed(payload)
+        data, proof = decode_signed(payload)
     except SignedDecodeError as exc:
         raise OpDecodeError(str(exc)) from None
-    if not authority.check(op_bytes, proof):
-        raise UnprovenOpError("an op whose proof is not a drawer's")
-    return decode(op_bytes), proof
+    if not authority.check(data, proof, fresh=True, at=at):
+        raise UnprovenOpError("an op whose proof is not a drawer's, or not of today")
+    return data, proof
+
 
 
 def carried_proven(carried: Carried, authority: OpAuthority | None) -> bool:
@@ -310,6 +330,6 @@ __all__ = [
     "UnprovenOpError",
     "adopted",
     "carried_proven",
-    "open_op",
+    "open_payload",
     "snapshot_op_proven",
 ]

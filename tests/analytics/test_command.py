@@ -161,3 +161,24 @@ def test_the_whiteboard_command_runs_the_analytics_jobs(
     with pytest.raises(SystemExit):
         whiteboard_main(["analytics", "--help"])
     assert capsys.readouterr().out.startswith("usage: whiteboard analytics")
+
+
+def test_an_encrypted_recording_needs_its_passphrase(
+    spark: SparkSession, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The jobs open encrypted recordings given --passphrase-file, and say what they need
+    without it (the export runs before any Spark job)."""
+    from tests.sessionlog.test_sealing import write_sealed
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    write_sealed(logs / "private.wblog")
+    assert main(["metrics", str(logs), "--out", str(tmp_path / "out")]) == EXIT_PROBLEM
+    assert "encrypted recording of a private session" in capsys.readouterr().err
+    wrong = tmp_path / "wrong"
+    wrong.write_text("not this session's passphrase\n")
+    args = ["metrics", str(logs), "--out", str(tmp_path / "out"), "--passphrase-file"]
+    assert main([*args, str(wrong)]) == EXIT_PROBLEM
+    assert "another private session" in capsys.readouterr().err
+    assert main([*args, str(tmp_path / "missing")]) == EXIT_PROBLEM
+    assert "cannot read the passphrase file" in capsys.readouterr().err

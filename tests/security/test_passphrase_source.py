@@ -51,6 +51,29 @@ def test_the_peer_command_says_what_is_wrong_with_a_passphrase(tmp_path: Path) -
     assert "at least 8 characters" in done.stderr and "Traceback" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("extra", "secret_text", "message"),
+    [
+        (("--board", "any.wbd"), "view", "a view code cannot vouch for a board"),
+        (("--encrypt-log",), None, "--encrypt-log needs a private session"),
+    ],
+)
+def test_the_peer_refuses_what_its_key_cannot_do(
+    tmp_path: Path, extra: tuple[str, ...], secret_text: str | None, message: str
+) -> None:
+    from whiteboard.security import derive_session_key
+
+    args = ["peer", "--transport", "rmp", "--group", "239.255.3.3:23003", "--name", "p"]
+    if secret_text is not None:
+        code = derive_session_key("a long and private passphrase", "239.255.3.3:23003")
+        secret = tmp_path / "secret"
+        secret.write_text(code.view_code() + "\n")
+        args += ["--passphrase-file", str(secret)]
+    done = run_whiteboard(*args, *extra)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
 def test_the_simulator_runs_a_private_session_deterministically(tmp_path: Path) -> None:
     secret = tmp_path / "secret"
     secret.write_text("a long and private passphrase\n")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from whiteboard.security import derive_session_key
+from whiteboard.security import SessionKey, derive_session_key
 from whiteboard.security.channel import REFUSAL_MESSAGES, SEALED_IN_PUBLIC
 from whiteboard.security.envelope import SealFailure
 from whiteboard.sim.network import Impairment
@@ -18,31 +18,47 @@ GROUP = "239.255.9.9:5009"
 HOSTS = (0, 3, 5)
 
 
-@pytest.mark.parametrize(("transport", "loss"), [("raw", 0.0), ("rmp", 0.05), ("mtp", 0.05)])
-def test_sessions_with_other_passphrases_share_a_group_and_see_nothing_of_each_other(
-    transport: str, loss: float
-) -> None:
+def drawn_session(
+    transport: str,
+    peers: int,
+    hosts: tuple[int, ...],
+    keys: dict[int, SessionKey],
+    loss: float,
+    seed: int,
+    rounds: int,
+) -> SimSession:
+    """``peers`` members with ``keys`` (the others in clear), ``hosts`` hosting (MTP), each
+    drawing ``rounds`` strokes in turn at ``loss``; run until settled."""
     description = describe(transport)
     host, member = description.host_role, description.member_role
 
     def params_for(index: int) -> dict[str, object]:
         if host is None or member is None:
             return {}
-        return {description.role_param: (host if index in HOSTS else member).value}
+        return {description.role_param: (host if index in hosts else member).value}
 
-    one = derive_session_key("first passphrase", GROUP, "review")
-    two = derive_session_key("second passphrase", GROUP, "review")
     session = SimSession(
-        transport, 6, seed=4, impairment=Impairment(loss=loss), params_for=params_for
+        transport, peers, seed=seed, impairment=Impairment(loss=loss), params_for=params_for
     )
-    session.keys = {0: one, 1: one, 2: one, 3: two, 4: two}
-    for index in range(6):
+    session.keys = keys
+    for index in range(peers):
         session.start(index)
     session.network.run(until=5.0)
-    for _ in range(30):
-        for index in range(6):
+    for _ in range(rounds):
+        for index in range(peers):
             session.draw(index)
     session.network.run(until=40.0)
+    return session
+
+
+@pytest.mark.parametrize(("transport", "loss"), [("raw", 0.0), ("rmp", 0.05), ("mtp", 0.05)])
+def test_sessions_with_other_passphrases_share_a_group_and_see_nothing_of_each_other(
+    transport: str, loss: float
+) -> None:
+    one = derive_session_key("first passphrase", GROUP, "review")
+    two = derive_session_key("second passphrase", GROUP, "review")
+    keys = {0: one, 1: one, 2: one, 3: two, 4: two}
+    session = drawn_session(transport, 6, HOSTS, keys, loss, seed=4, rounds=30)
     boards = [peer.replica.board for peer in session.peers]
     assert [len(board) for board in boards] == [90, 90, 90, 60, 60, 30]
     assert boards[0].hash() == boards[1].hash() == boards[2].hash()
@@ -114,28 +130,10 @@ def test_a_viewer_watches_everything_and_none_of_its_ops_is_applied(
     applied nowhere, its own board included (issue 21 point 2)."""
     from whiteboard.security.keys import session_key_from_view_code
 
-    description = describe(transport)
-    host, member = description.host_role, description.member_role
-
-    def params_for(index: int) -> dict[str, object]:
-        if host is None or member is None:
-            return {}
-        return {description.role_param: (host if index == 0 else member).value}
-
     drawer = derive_session_key("the drawing passphrase", GROUP, "review")
-    session = SimSession(
-        transport, 4, seed=6, impairment=Impairment(loss=loss), params_for=params_for
-    )
-    session.keys = {0: drawer, 1: drawer, 2: drawer, 3: session_key_from_view_code(
-        drawer.view_code()
-    )}
-    for index in range(4):
-        session.start(index)
-    session.network.run(until=5.0)
-    for _ in range(20):
-        for index in range(4):
-            session.draw(index)
-    session.network.run(until=40.0)
+    viewer = session_key_from_view_code(drawer.view_code())
+    keys = {0: drawer, 1: drawer, 2: drawer, 3: viewer}
+    session = drawn_session(transport, 4, (0,), keys, loss, seed=6, rounds=20)
     replicas = [peer.replica for peer in session.peers]
     assert [len(replica.board) for replica in replicas] == [60, 60, 60, 60]
     assert len({replica.board.hash() for replica in replicas}) == 1

@@ -10,8 +10,17 @@ from hypothesis import strategies as st
 
 from tests.fuzzing import mutated
 from tests.sessionlog.strategies import body_records, headers
-from whiteboard.sessionlog import Record, SessionHeader, SessionLogError, SessionLogReader
+from whiteboard.security import derive_session_key
+from whiteboard.sessionlog import (
+    LogSealer,
+    Record,
+    SessionHeader,
+    SessionLogError,
+    SessionLogReader,
+    Unlock,
+)
 from whiteboard.sessionlog.format import encode_record, frame, preamble
+from whiteboard.sessionlog.sealing import SEALED_FORMAT_VERSION
 
 FUZZ = settings(max_examples=500, suppress_health_check=[HealthCheck.too_slow])
 
@@ -72,3 +81,38 @@ def test_any_prefix_reads_as_a_prefix_of_the_records(
     assert got == records[:complete]
     assert valid == ends[complete]
     assert torn == cut - ends[complete]
+
+
+KEY = derive_session_key("a long and private passphrase", "239.255.42.1:5000")
+UNLOCK = Unlock(keys=(KEY,))
+
+
+def sealed_log_bytes(header: SessionHeader, records: list[Record]) -> bytes:
+    sealer = LogSealer(KEY, "239.255.42.1:5000")
+    frames = [frame(sealer.seal(encode_record(r))) for r in [header, *records]]
+    return preamble(SEALED_FORMAT_VERSION) + frame(sealer.seal_frame()) + b"".join(frames)
+
+
+sealed_logs = st.builds(sealed_log_bytes, headers, st.lists(body_records, max_size=6))
+
+
+@FUZZ
+@given(mutated(sealed_logs))
+def test_mutated_encrypted_logs_never_raise_anything_else(data: bytes) -> None:
+    """An encrypted recording altered anywhere (its clear frame included): a refusal naming
+    the file, or the records that still open, never another exception."""
+    try:
+        reader = SessionLogReader(io.BytesIO(data), "fuzz.wblog", UNLOCK)
+        list(reader)
+    except SessionLogError as exc:
+        assert "fuzz.wblog" in str(exc)
+
+
+@FUZZ
+@given(st.binary(max_size=200))
+def test_random_encryption_headers_are_refused_calmly(seal: bytes) -> None:
+    data = preamble(SEALED_FORMAT_VERSION) + frame(seal) + bytes(40)
+    try:
+        SessionLogReader(io.BytesIO(data), "fuzz.wblog", UNLOCK)
+    except SessionLogError as exc:
+        assert "fuzz.wblog" in str(exc)

@@ -4,6 +4,7 @@ a record altered, moved or dropped from the middle fails, and the rest still rea
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from pathlib import Path
 
@@ -12,10 +13,12 @@ import pytest
 from tests.sessionlog.test_reader import header
 from whiteboard.board import OpId, Stroke, Tool, encode_op
 from whiteboard.security import derive_session_key
+from whiteboard.security.keys import session_key_from_view_code
 from whiteboard.sessionlog import (
     LocalOpRecord,
     LogSealer,
     RecordingLocked,
+    SessionLogError,
     SessionLogWriter,
     Unlock,
     read_log,
@@ -139,3 +142,44 @@ def test_summary_and_export_open_a_sealed_log_given_its_passphrase(tmp_path: Pat
     assert refused.sessions == 0 and "encrypted recording" in refused.failed[0]
     result = export_logs([path.parent], tmp_path / "out2", unlock=Unlock(PASSPHRASE))
     assert result.sessions == 1 and result.rows == 6 and not result.failed
+
+
+def test_a_log_written_with_the_view_code_cannot_name_a_drawing_key_of_its_own(
+    tmp_path: Path,
+) -> None:
+    """Anyone with the view code can write an encrypted recording; one whose header names
+    another drawing key (by which its replay would take the writer's ops as a drawer's) is
+    refused, while the session's own opens."""
+    viewer = session_key_from_view_code(KEY.view_code())
+    forged = dataclasses.replace(HEADER, key_id=KEY.key_id.hex(), drawing_key="ab" * 32)
+    path = tmp_path / "forged.wblog"
+    with SessionLogWriter(path, forged, sealer=LogSealer(viewer, GROUP)):
+        pass
+    with pytest.raises(SessionLogError, match="drawing key that is not its session's"):
+        read_log(path, Unlock(PASSPHRASE))
+    honest = dataclasses.replace(forged, drawing_key=KEY.drawing_public.hex())
+    path = tmp_path / "honest.wblog"
+    with SessionLogWriter(path, honest, sealer=LogSealer(viewer, GROUP)):
+        pass
+    assert read_log(path, Unlock(PASSPHRASE)).header == honest
+
+
+def test_an_export_of_many_recordings_derives_the_key_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import whiteboard.sessionlog.sealing as sealing
+
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for n in range(3):
+        write_sealed(folder / f"{n}.wblog", 1)
+    derivations: list[str] = []
+    real = sealing.open_session_key
+
+    def counted(secret: str, group: str, session: str = "") -> object:
+        derivations.append(group)
+        return real(secret, group, session)
+
+    monkeypatch.setattr(sealing, "open_session_key", counted)
+    result = export_logs([folder], tmp_path / "out", unlock=Unlock(PASSPHRASE))
+    assert not result.failed and derivations == [GROUP]

@@ -17,11 +17,14 @@ bin of :data:`PROOF_SIZE` bytes.
 
 from __future__ import annotations
 
+from typing import Any
+
 import msgpack
 
 MAGIC = "wb-signed"
 VERSION = 1
-PROOF_SIZE = 80  # a 16-byte MAC for drawers and a 64-byte Ed25519 signature (signing.py)
+# The UTC day it was made in (4), a MAC for drawers (16), an Ed25519 signature (64): signing.py.
+PROOF_SIZE = 84
 # The most signing adds to an op's bytes: the array, its tag and version, the op's bin header
 # (up to 5 bytes), the proof's (2) and the proof.
 SIGNED_OVERHEAD = 1 + 1 + len(MAGIC) + 1 + 5 + 2 + PROOF_SIZE
@@ -41,18 +44,27 @@ def encode_signed(op_bytes: bytes, proof: bytes) -> bytes:
     return data
 
 
-def decode_signed(payload: bytes) -> tuple[bytes, bytes]:
-    """(the op's bytes, the proof) of a signed payload; :class:`SignedDecodeError` otherwise.
-    The op is not decoded here, nor the proof checked."""
+def unpack_tagged(
+    payload: bytes, magic: str, version: int, fields: int, error: type[ValueError], shape: str
+) -> list[Any]:
+    """The ``fields`` items after the tag of a payload ``[magic, version, *items]`` (as a
+    signed op, a carried op), unchecked; ``error`` with a message naming ``shape`` for
+    anything else."""
     try:
         item = msgpack.unpackb(payload, raw=False, strict_map_key=True)
     except Exception as exc:  # msgpack raises several unrelated types for bad input
-        raise SignedDecodeError(f"a signed op does not decode: {exc}") from None
-    if not (isinstance(item, list) and len(item) == 4 and item[0] == MAGIC):
-        raise SignedDecodeError('a signed op must be ["wb-signed", version, op, proof]')
-    _, version, op_bytes, proof = item
-    if version != VERSION:
-        raise SignedDecodeError(f"signed op version {version!r} is not {VERSION}")
+        raise error(f"a {shape} does not decode: {exc}") from None
+    if not (isinstance(item, list) and len(item) == fields + 2 and item[0] == magic):
+        raise error(f'a {shape} must be ["{magic}", version, ...] with {fields} items after')
+    if item[1] != version:
+        raise error(f"{shape} version {item[1]!r} is not {version}")
+    return item[2:]
+
+
+def decode_signed(payload: bytes) -> tuple[bytes, bytes]:
+    """(the op's bytes, the proof) of a signed payload; :class:`SignedDecodeError` otherwise.
+    The op is not decoded here, nor the proof checked."""
+    op_bytes, proof = unpack_tagged(payload, MAGIC, VERSION, 2, SignedDecodeError, "signed op")
     if not isinstance(op_bytes, bytes):
         raise SignedDecodeError("a signed op's op must be bytes")
     if not (isinstance(proof, bytes) and len(proof) == PROOF_SIZE):

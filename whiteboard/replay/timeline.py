@@ -35,11 +35,12 @@ from whiteboard.board import (
     SnapshotError,
     Stroke,
     Text,
+    decode_op,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replay.network import NetworkMark, network_marks
-from whiteboard.replica import carried_proven, open_op, snapshot_op_proven
+from whiteboard.replica import carried_proven, open_payload, snapshot_op_proven
 from whiteboard.security import OpAuthority
 from whiteboard.sessionlog import (
     DeliveredRecord,
@@ -161,6 +162,12 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                 if is_presence(payload):
                     _take_presence(presences, origin, payload)
                     continue
+                try:
+                    # A private session's: what a drawer proved, as the member judged it.
+                    payload, _ = open_payload(payload, authority, record.t_us / 1e6)
+                except OpDecodeError:  # not proven by a drawer (a viewer's), or not one
+                    refused += 1
+                    continue
                 if is_carried(payload):
                     # Handed on by another member (whiteboard/carry.py): filed at the key it
                     # was first delivered with, as the live replica files it.
@@ -179,8 +186,8 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                     seen.add(carried.op.id.author)
                     continue
                 try:
-                    op, _ = open_op(payload, authority)
-                except OpDecodeError:  # not an op, or (private) no drawer's proof
+                    op = decode_op(payload)
+                except OpDecodeError:
                     refused += 1
                     continue
                 if op.id.author != origin:

@@ -10,12 +10,25 @@ op, and members apply only proven ops (whiteboard/replica.py). A proof is two th
 - a 64-byte Ed25519 signature (RFC 8032) under the drawing key: how viewers, who hold only its
   public half, check ops (~140 µs with this machine's OpenSSL, which is why drawers use the MAC).
 
+The MAC covers the signature too, so a viewer relaying a drawer's op (an RMP repair, an op
+handed on) cannot swap the signature for one that viewers would then refuse. Both cover the UTC
+day (the epoch, as the envelope's keys do) the proof was made in, in clear in the proof: an op
+delivered or handed on must have been proven yesterday, today or tomorrow, so a viewer cannot
+bring back an op from another day's session of the same passphrase (a board given to a joiner
+is history, and its ops may be of any day).
+
 A viewer can make neither, so no op of a viewer's is applied by a drawer or by another viewer.
+
+    proof = epoch (u32) || HMAC-SHA256(mac key, epoch || data || signature)[:16] || signature
+    signature = Ed25519(signing key, "whiteboard op v1\0" || epoch || data)
 """
 
 from __future__ import annotations
 
 import hmac
+import struct
+import time
+from collections.abc import Callable
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import (
@@ -24,10 +37,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from whiteboard.board.signed import PROOF_SIZE
-from whiteboard.security.keys import SessionKey, drawing_mac_key, drawing_signing_seed
+from whiteboard.security.keys import SessionKey, drawing_mac_key, drawing_signing_seed, epoch_of
 
 MAC_SIZE = 16
-SIGNATURE_SIZE = PROOF_SIZE - MAC_SIZE  # 64, an Ed25519 signature
+_EPOCH = struct.Struct(">I")
+SIGNATURE_SIZE = PROOF_SIZE - _EPOCH.size - MAC_SIZE  # 64, an Ed25519 signature
 # Signed with the op so that a signature made for anything else is not an op's.
 SIGNATURE_DOMAIN = b"whiteboard op v1\x00"
 
@@ -35,8 +49,14 @@ SIGNATURE_DOMAIN = b"whiteboard op v1\x00"
 class OpAuthority:
     """Checks the proofs of a session's ops; makes them too if it holds the drawing secret."""
 
-    def __init__(self, drawing_public: bytes, drawing_secret: bytes | None = None) -> None:
+    def __init__(
+        self,
+        drawing_public: bytes,
+        drawing_secret: bytes | None = None,
+        wall: Callable[[], float] = time.time,
+    ) -> None:
         self.drawing_public = drawing_public
+        self._wall = wall  # the day a proof is made in, and what "fresh" is judged by
         self._public = Ed25519PublicKey.from_public_bytes(drawing_public)
         self._mac_key: bytes | None = None
         self._signing: Ed25519PrivateKey | None = None
@@ -49,30 +69,46 @@ class OpAuthority:
                 raise ValueError("the drawing secret does not match the drawing public key")
 
     @classmethod
-    def of(cls, key: SessionKey) -> OpAuthority:
-        return cls(key.drawing_public, key.drawing_secret)
+    def of(cls, key: SessionKey, wall: Callable[[], float] = time.time) -> OpAuthority:
+        return cls(key.drawing_public, key.drawing_secret, wall)
 
     @property
     def can_sign(self) -> bool:
         return self._signing is not None
 
-    def prove(self, op_bytes: bytes) -> bytes:
-        """The proof of ``op_bytes`` (its MAC, then its signature). Only for drawers."""
+    def prove(self, data: bytes) -> bytes:
+        """The proof of ``data`` (an op's bytes, or an op handed on), made today. Only for
+        drawers."""
         if self._signing is None or self._mac_key is None:
             raise PermissionError("a viewer cannot make ops: the view code cannot sign")
-        mac = hmac.digest(self._mac_key, op_bytes, "sha256")[:MAC_SIZE]
-        return mac + self._signing.sign(SIGNATURE_DOMAIN + op_bytes)
+        epoch = _EPOCH.pack(epoch_of(self._wall()) % 2**32)
+        signature = self._signing.sign(SIGNATURE_DOMAIN + epoch + data)
+        return epoch + self._mac(epoch, data, signature) + signature
 
-    def check(self, op_bytes: bytes, proof: bytes) -> bool:
-        """Whether ``proof`` shows that a drawer made ``op_bytes``: by the MAC for a drawer,
-        by the signature for a viewer (or a tool holding only the public key)."""
+    def check(
+        self, data: bytes, proof: bytes, fresh: bool = False, at: float | None = None
+    ) -> bool:
+        """Whether ``proof`` shows that a drawer made ``data``: by the MAC for a drawer, by
+        the signature for a viewer (or a tool holding only the public key). ``fresh``: made
+        yesterday, today or tomorrow, judged at ``at`` (default: now), as an op delivered or
+        handed on must be."""
         if len(proof) != PROOF_SIZE:
             return False
+        epoch = proof[: _EPOCH.size]
+        signature = proof[_EPOCH.size + MAC_SIZE :]
+        if fresh:
+            today = epoch_of(self._wall() if at is None else at)
+            if (_EPOCH.unpack(epoch)[0] - today + 1) % 2**32 > 2:
+                return False
         if self._mac_key is not None:
-            mac = hmac.digest(self._mac_key, op_bytes, "sha256")[:MAC_SIZE]
-            return hmac.compare_digest(mac, proof[:MAC_SIZE])
+            mac = proof[_EPOCH.size : _EPOCH.size + MAC_SIZE]
+            return hmac.compare_digest(self._mac(epoch, data, signature), mac)
         try:
-            self._public.verify(proof[MAC_SIZE:], SIGNATURE_DOMAIN + op_bytes)
+            self._public.verify(signature, SIGNATURE_DOMAIN + epoch + data)
         except InvalidSignature:
             return False
         return True
+
+    def _mac(self, epoch: bytes, data: bytes, signature: bytes) -> bytes:
+        assert self._mac_key is not None
+        return hmac.digest(self._mac_key, epoch + data + signature, "sha256")[:MAC_SIZE]

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from whiteboard.board import Board, OpDecodeError, SnapshotError, encode_op
+from whiteboard.board import Board, OpDecodeError, SnapshotError, decode_op
 from whiteboard.board.geometry import Rect, content_bounds
 from whiteboard.board.ops import (
     Clear,
@@ -31,7 +31,12 @@ from whiteboard.board.ops import (
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
 from whiteboard.presence import PresenceDecodeError, decode_presence, is_presence
-from whiteboard.replica import UnprovenOpError, carried_proven, open_op, snapshot_op_proven
+from whiteboard.replica import (
+    UnprovenOpError,
+    carried_proven,
+    open_payload,
+    snapshot_op_proven,
+)
 from whiteboard.security import OpAuthority
 from whiteboard.sessionlog.format import (
     INT64_MAX,
@@ -224,18 +229,19 @@ def _describe_payload(row: Row, payload: bytes, authority: OpAuthority | None) -
         return
     kind = "op"
     try:
-        if is_carried(payload):
+        # A private session's: what a drawer proved, judged as the member judged it.
+        inner, proof = open_payload(payload, authority, row["t_us"] / 1e6)
+        if is_carried(inner):
             # An op another member handed on (whiteboard/carry.py): the op itself is
             # described; its kind says it is a hand-on, not the author's own delivery.
-            carried = decode_carried(payload)
+            carried = decode_carried(inner)
             op, kind = carried.op, "carried"
             if not carried_proven(carried, authority):
-                raise UnprovenOpError("an op handed on without a drawer's proof")
+                raise UnprovenOpError("an op handed on without its author's proof")
         else:
-            op, proof = open_op(payload, authority)
+            op = decode_op(inner)
             if proof is not None:
-                # The op's own bytes: what the Spark replay folds (the proof was checked).
-                payload = encode_op(op)
+                payload = inner  # the op's own bytes, what the Spark replay folds
     except UnprovenOpError as exc:
         row.update(payload_kind="unproven", reason=str(exc))
         return

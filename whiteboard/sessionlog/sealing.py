@@ -51,6 +51,12 @@ class Unlock:
     secret: str | None = field(default=None, repr=False)
     session_name: str = ""
     keys: tuple[SessionKey, ...] = field(default=(), repr=False)
+    # Keys derived from ``secret``, by group: scrypt takes ~0.2 s, and an export of many
+    # recordings of one session derives it once.
+    # Not an argument: a copy with another secret (dataclasses.replace) starts afresh.
+    derived: dict[str, SessionKey] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
 
 class RecordingLocked(SessionLogError):
@@ -90,6 +96,7 @@ class LogOpener:
     """Opens the records of one sealed log, given its frame 0 and the person's secret."""
 
     def __init__(self, key: SessionKey, salt: bytes) -> None:
+        self.key = key
         self._aead = ChaCha20Poly1305(_record_key(key, salt))
 
     def open(self, index: int, sealed: bytes) -> bytes:
@@ -120,11 +127,12 @@ def opener_for(seal_frame: bytes, unlock: Unlock) -> LogOpener:
             tried=False,
         )
     try:
-        key = open_session_key(secret, group, session_name)
+        key = unlock.derived.get(group) or open_session_key(secret, group, session_name)
     except ValueError as exc:
         raise RecordingLocked(
             f"cannot be opened with that passphrase: {exc}", key_id, tried=True
         ) from None
+    unlock.derived[group] = key
     if key.key_id != key_id:
         raise RecordingLocked(
             f"is a recording of another private session (key id {key_id.hex()}; that "

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import TracebackType
 
 from whiteboard.sessionlog.format import (
+    MAX_RECORD_BYTES,
     CountersRecord,
     EndRecord,
     LocalOpRecord,
@@ -36,7 +37,7 @@ from whiteboard.sessionlog.format import (
     to_us,
 )
 from whiteboard.sessionlog.paths import default_log_dir, log_file_name
-from whiteboard.sessionlog.sealing import SEALED_FORMAT_VERSION, LogSealer
+from whiteboard.sessionlog.sealing import SEALED_FORMAT_VERSION, TAG_SIZE, LogSealer
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,12 @@ class SessionLogWriter:
         return self._sealer is not None
 
     def _frame(self, body: bytes) -> bytes:
-        return frame(body if self._sealer is None else self._sealer.seal(body))
+        if self._sealer is None:
+            return frame(body)
+        if len(body) + TAG_SIZE > MAX_RECORD_BYTES:
+            # Refused before sealing: a sealed record's nonce is its place, none is skipped.
+            raise ValueError(f"a record of {len(body)} bytes is too large to seal")
+        return frame(self._sealer.seal(body))
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -121,7 +127,7 @@ class SessionLogWriter:
             self.dropped += 1
             return
         try:
-            body = encode_record(record)
+            data = self._frame(encode_record(record))  # sealed in order: its place, its nonce
         except (TypeError, ValueError, OverflowError) as exc:
             # A record we built wrongly: a bug, but one that must not end the session.
             self.dropped += 1
@@ -132,7 +138,6 @@ class SessionLogWriter:
                 exc,
             )
             return
-        data = self._frame(body)  # sealed in order: a record's place is its nonce
         now = record.t_us / 1_000_000
         if self._pending_since is None:
             self._pending_since = now
