@@ -95,7 +95,7 @@ class HeadlessPeer:
                 raise ValueError(str(exc)) from None
         # A private session's ops are proven and checked (whiteboard/security/signing.py);
         # a seeded board's ops are vouched for by this member if it holds the passphrase.
-        self.replica.use_authority(OpAuthority.of(config.key) if config.key else None)
+        self.replica.use_authority(OpAuthority.for_session(config.key))
         for _, op in self.replica.board.log():
             self.replica.proof_of(op)  # now, not when a joiner is waiting for the board
         self.failures: list[str] = []
@@ -133,7 +133,9 @@ class HeadlessPeer:
         if config.record:
             try:
                 self.log = SessionLogWriter.create(
-                    self._log_header(), config.log_dir, self._log_sealer()
+                    self._log_header(),
+                    config.log_dir,
+                    LogSealer.for_session(config.key, str(config.net.group), config.encrypt_log),
                 )
             except OSError as exc:
                 self.carrier.release()
@@ -144,12 +146,6 @@ class HeadlessPeer:
                 ) from None
             self._recorder.writer = self.log
             keep_flushing(self.reactor, self.log, counters=self.transport.counters)
-
-    def _log_sealer(self) -> LogSealer | None:
-        cfg = self.config
-        if cfg.key is None or not cfg.encrypt_log:
-            return None
-        return LogSealer(cfg.key, str(cfg.net.group))  # the group the key was salted with
 
     def _log_header(self) -> SessionHeader:
         cfg = self.config

@@ -27,12 +27,7 @@ from whiteboard.app.interfaces import local_ipv4_addresses
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
 from whiteboard.security import SessionKey, open_session_key
-from whiteboard.security.keys import (
-    PassphraseError,
-    is_view_code,
-    normalise_passphrase,
-    session_key_from_view_code,
-)
+from whiteboard.security.keys import PassphraseError, check_secret
 from whiteboard.transport.registry import (
     TransportUnavailable,
     available_transports,
@@ -334,10 +329,7 @@ def _passphrase_problem(value: object) -> str | None:
     if not value:
         return None
     try:
-        if is_view_code(value):
-            session_key_from_view_code(value)
-        else:
-            normalise_passphrase(value)
+        check_secret(value)
     except PassphraseError as exc:
         return str(exc).capitalize()
     return None

@@ -208,7 +208,7 @@ class MainWindow(QMainWindow):
         self._leaving = False
         # A private session's ops go with a drawer's proof, and only proven ones are applied
         # (whiteboard/security/signing.py): room for the proof is kept in every op.
-        self.replica.use_authority(OpAuthority.of(spec.key) if spec.key is not None else None)
+        self.replica.use_authority(OpAuthority.for_session(spec.key))
         self.canvas.max_payload = self.transport.max_payload - self.replica.payload_overhead
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
         # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
@@ -255,9 +255,7 @@ class MainWindow(QMainWindow):
             now=self.reactor.time(),
             key=spec.key,
         )
-        sealer = None
-        if spec.key is not None and spec.encrypt_recording:
-            sealer = LogSealer(spec.key, str(spec.net.group))  # the group the key is salted with
+        sealer = LogSealer.for_session(spec.key, str(spec.net.group), spec.encrypt_recording)
         try:
             writer = SessionLogWriter.create(header, self.log_dir, sealer)
         except OSError as exc:

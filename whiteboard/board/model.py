@@ -70,7 +70,7 @@ MAX_KEY_INT = 2**64 - 1
 SNAPSHOT_MAGIC = "whiteboard-board"
 SNAPSHOT_VERSION = 1
 MAX_SNAPSHOT_BYTES = 256 << 20
-MAX_PROOF = 256  # bytes of an op's proof in a snapshot (whiteboard/board/signed.py: 80)
+MAX_PROOF = 256  # bytes of an op's proof in a snapshot (whiteboard/board/signed.py: 84)
 
 # Prefix of the state hash: names the canonical encoding so a future change of it cannot
 # silently compare equal to this one.
@@ -616,7 +616,7 @@ class Board:
                     f"got {_short(entry)}"
                 )
             proof = entry[2] if len(entry) == 3 else None
-            if proof is not None and not (isinstance(proof, bytes) and len(proof) <= MAX_PROOF):
+            if proof is not None and not isinstance(proof, bytes):  # length: max_bin_len
                 raise SnapshotError(f"snapshot entry {index}: a proof must be bytes")
             try:
                 key = check_order_key(entry[0])

@@ -105,13 +105,18 @@ def unseal(
     epoch = _KeyIds(key, wall).epoch_of(data[_KEY_AT:_SENDER_AT])
     if epoch is None:
         return None
-    counter_bytes = data[_COUNTER_AT:HEADER_SIZE]
     try:
-        return _sender_cipher(key, epoch, data[_SENDER_AT:_COUNTER_AT]).decrypt(
-            _NONCE_PAD + counter_bytes, data[HEADER_SIZE:], data[:HEADER_SIZE]
-        )
+        return _decrypt(_sender_cipher(key, epoch, data[_SENDER_AT:_COUNTER_AT]), data)
     except InvalidTag:
         return None
+
+
+def _decrypt(cipher: ChaCha20Poly1305, data: bytes) -> bytes:
+    """The datagram in the envelope ``data``: its counter the nonce, its header the
+    associated data. ``InvalidTag`` if it was not sealed with ``cipher`` or was altered."""
+    return cipher.decrypt(
+        _NONCE_PAD + data[_COUNTER_AT:HEADER_SIZE], data[HEADER_SIZE:], data[:HEADER_SIZE]
+    )
 
 
 class Sealer:
@@ -195,8 +200,7 @@ class Opener:
         if epoch is None:
             raise SealError(SealFailure.FOREIGN_KEY, "a datagram of another private session")
         sender = data[_SENDER_AT:_COUNTER_AT]
-        counter_bytes = data[_COUNTER_AT:HEADER_SIZE]
-        counter = int.from_bytes(counter_bytes, "big")
+        counter = int.from_bytes(data[_COUNTER_AT:HEADER_SIZE], "big")
         known = self._senders.get(sender)
         if known is None and epoch < self._key_ids.current:
             # Yesterday's keys open only for a member heard before midnight: a member new to
@@ -208,9 +212,7 @@ class Opener:
         if cipher is None:
             cipher = _sender_cipher(self._key, epoch, sender)
         try:
-            payload = cipher.decrypt(
-                _NONCE_PAD + counter_bytes, data[HEADER_SIZE:], data[:HEADER_SIZE]
-            )
+            payload = _decrypt(cipher, data)
         except InvalidTag:
             raise SealError(SealFailure.FORGED, "a datagram that fails authentication") from None
         if known is None:

@@ -68,17 +68,15 @@ class SessionKey:
 
     def subkey(self, purpose: bytes, length: int = 32) -> bytes:
         """A key for one purpose only (HKDF-SHA256 expand of the root)."""
-        return HKDF(algorithm=hashes.SHA256(), length=length, salt=None, info=purpose).derive(
-            self.root
-        )
+        return _expand(self.root, purpose, length)
 
     def epoch_key_id(self, epoch: int) -> bytes:
         """The key id on the wire during ``epoch`` (a UTC day): which session, which day."""
-        return self.subkey(b"key id " + _epoch_bytes(epoch), KEY_ID_SIZE)
+        return self.subkey(b"key id " + epoch_bytes(epoch), KEY_ID_SIZE)
 
     def sender_key(self, epoch: int, sender: bytes) -> bytes:
         """The encryption key of ``sender`` (its random run id) during ``epoch``."""
-        return self.subkey(b"seal sender " + _epoch_bytes(epoch) + sender)
+        return self.subkey(b"seal sender " + epoch_bytes(epoch) + sender)
 
 
 def epoch_of(wall: float) -> int:
@@ -86,8 +84,11 @@ def epoch_of(wall: float) -> int:
     return int(wall // EPOCH_S)
 
 
-def _epoch_bytes(epoch: int) -> bytes:
-    return (epoch % 2**32).to_bytes(4, "big")
+EPOCH_BYTES = 4  # an epoch as it is written into keys' labels and op proofs
+
+
+def epoch_bytes(epoch: int) -> bytes:
+    return (epoch % 2**32).to_bytes(EPOCH_BYTES, "big")
 
 
 def normalise_passphrase(passphrase: str) -> bytes:
@@ -160,6 +161,15 @@ def session_key_from_view_code(code: str) -> SessionKey:
     if raw[len(body) :] != hashlib.sha256(body).digest()[:_VIEW_CODE_CHECK]:
         raise mistyped
     return _session_key(body[:VIEW_SECRET_SIZE], body[VIEW_SECRET_SIZE:], None)
+
+
+def check_secret(secret: str) -> None:
+    """PassphraseError, with a message for the person, if ``secret`` is neither a usable
+    passphrase nor a whole view code (what :func:`open_session_key` takes)."""
+    if is_view_code(secret):
+        session_key_from_view_code(secret)
+    else:
+        normalise_passphrase(secret)
 
 
 def open_session_key(secret: str, group: str, session: str = "") -> SessionKey:

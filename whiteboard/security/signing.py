@@ -26,7 +26,6 @@ A viewer can make neither, so no op of a viewer's is applied by a drawer or by a
 from __future__ import annotations
 
 import hmac
-import struct
 import time
 from collections.abc import Callable
 
@@ -37,11 +36,17 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import (
 )
 
 from whiteboard.board.signed import PROOF_SIZE
-from whiteboard.security.keys import SessionKey, drawing_mac_key, drawing_signing_seed, epoch_of
+from whiteboard.security.keys import (
+    EPOCH_BYTES,
+    SessionKey,
+    drawing_mac_key,
+    drawing_signing_seed,
+    epoch_bytes,
+    epoch_of,
+)
 
 MAC_SIZE = 16
-_EPOCH = struct.Struct(">I")
-SIGNATURE_SIZE = PROOF_SIZE - _EPOCH.size - MAC_SIZE  # 64, an Ed25519 signature
+SIGNATURE_SIZE = PROOF_SIZE - EPOCH_BYTES - MAC_SIZE  # 64, an Ed25519 signature
 # Signed with the op so that a signature made for anything else is not an op's.
 SIGNATURE_DOMAIN = b"whiteboard op v1\x00"
 
@@ -72,6 +77,13 @@ class OpAuthority:
     def of(cls, key: SessionKey, wall: Callable[[], float] = time.time) -> OpAuthority:
         return cls(key.drawing_public, key.drawing_secret, wall)
 
+    @classmethod
+    def for_session(
+        cls, key: SessionKey | None, wall: Callable[[], float] = time.time
+    ) -> OpAuthority | None:
+        """A private session's authority; None for a session in clear, whose ops need none."""
+        return None if key is None else cls.of(key, wall)
+
     @property
     def can_sign(self) -> bool:
         return self._signing is not None
@@ -81,7 +93,7 @@ class OpAuthority:
         drawers."""
         if self._signing is None or self._mac_key is None:
             raise PermissionError("a viewer cannot make ops: the view code cannot sign")
-        epoch = _EPOCH.pack(epoch_of(self._wall()) % 2**32)
+        epoch = epoch_bytes(epoch_of(self._wall()))
         signature = self._signing.sign(SIGNATURE_DOMAIN + epoch + data)
         return epoch + self._mac(epoch, data, signature) + signature
 
@@ -94,14 +106,14 @@ class OpAuthority:
         handed on must be."""
         if len(proof) != PROOF_SIZE:
             return False
-        epoch = proof[: _EPOCH.size]
-        signature = proof[_EPOCH.size + MAC_SIZE :]
+        epoch = proof[:EPOCH_BYTES]
+        signature = proof[EPOCH_BYTES + MAC_SIZE :]
         if fresh:
             today = epoch_of(self._wall() if at is None else at)
-            if (_EPOCH.unpack(epoch)[0] - today + 1) % 2**32 > 2:
+            if (int.from_bytes(epoch, "big") - today + 1) % 2**32 > 2:
                 return False
         if self._mac_key is not None:
-            mac = proof[_EPOCH.size : _EPOCH.size + MAC_SIZE]
+            mac = proof[EPOCH_BYTES : EPOCH_BYTES + MAC_SIZE]
             return hmac.compare_digest(self._mac(epoch, data, signature), mac)
         try:
             self._public.verify(signature, SIGNATURE_DOMAIN + epoch + data)

@@ -193,8 +193,8 @@ class SessionLogReader:
         return self._opener is not None
 
     def _opened(self, body: bytes) -> bytes:
-        """A frame's record body: as it is, or decrypted (each frame in turn, so that a frame
-        moved or dropped fails, and the ones after it still open)."""
+        """A frame's record body: as it is, or decrypted with the frame's place as its nonce
+        (a frame altered or swapped fails alone; one dropped or added shifts those after it)."""
         if self._opener is None:
             return body
         index = self._frame_index

@@ -72,6 +72,12 @@ class RecordingLocked(SessionLogError):
 class LogSealer:
     """Seals one log's records, in order, under a key of its own."""
 
+    @classmethod
+    def for_session(cls, key: SessionKey | None, group: str, encrypt: bool) -> LogSealer | None:
+        """The sealer of a session's recording: a private session's (``key``; ``group`` the
+        one its key was salted with) if asked to ``encrypt``; None to record in clear."""
+        return cls(key, group) if key is not None and encrypt else None
+
     def __init__(self, key: SessionKey, group: str) -> None:
         self.key_id = key.key_id
         self.salt = os.urandom(SALT_SIZE)

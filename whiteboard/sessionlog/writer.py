@@ -106,10 +106,6 @@ class SessionLogWriter:
         path = folder / log_file_name(header.t_us, header.session_id)
         return cls(path, header, sealer=sealer)
 
-    @property
-    def encrypted(self) -> bool:
-        return self._sealer is not None
-
     def _frame(self, body: bytes) -> bytes:
         if self._sealer is None:
             return frame(body)

@@ -125,7 +125,7 @@ class SimSession:
         """Boot (or reboot after a crash) peer ``index`` with an empty board, and join."""
         peer = self.peers[index]
         key = self.keys.get(index)
-        peer.replica = Replica(self.op_decoder, OpAuthority.of(key) if key is not None else None)
+        peer.replica = Replica(self.op_decoder, OpAuthority.for_session(key))
         peer.ready = False
         peer.ready_at = None
         peer.started_at = self.network.now
@@ -135,7 +135,7 @@ class SimSession:
         # simulator's clock, everyone's.
         channel, params = private_channel(
             describe(self.transport),
-            self.keys.get(index),
+            key,
             self.params_for(index),
             self.network.mtu,
             self._wall,
