@@ -4,6 +4,8 @@ group is another session that sees nothing of it and is told so, once."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from whiteboard.security import SessionKey, derive_session_key
@@ -140,3 +142,23 @@ def test_a_viewer_watches_everything_and_none_of_its_ops_is_applied(
     assert [replica.stats.unproven for replica in replicas] == [20, 20, 20, 20]
     viewer_id = session.peers[3].member_id
     assert all(op.id.author != viewer_id for _, op in replicas[0].board.log())
+
+
+def test_a_private_sessions_recordings_replay_with_every_proof_of_its_day(
+    tmp_path: Path,
+) -> None:
+    """The simulator's recordings carry wall-clock times from their start (2024 by default);
+    the members' proofs must be of those days, else a replay, which judges each op at its
+    record's time as the member did, refuses them all."""
+    from whiteboard.replay.timeline import load_timeline
+    from whiteboard.sim.scenario import ScenarioConfig, run_scenario
+
+    key = derive_session_key("a long and private passphrase", "simulator")
+    config = ScenarioConfig("rmp", peers=3, messages=30, seed=5, key=key, log_dir=tmp_path)
+    result = run_scenario(config)
+    assert result["complete"]
+    logs = sorted(tmp_path.glob("*.wblog"))
+    assert len(logs) == 3
+    for log in logs:
+        timeline = load_timeline(log)
+        assert len(timeline.drawings()) == 30 and timeline.refused == 0, log.name

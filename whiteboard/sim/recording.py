@@ -76,6 +76,7 @@ class SimRecorder:
         if self.log_dir.exists() and not self.log_dir.is_dir():
             raise ValueError(f"{self.log_dir} is not a folder")
         self.start = start
+        session.wall_start = start  # the members' keys and proofs of that day, as recorded
         self.run_key = run_key or f"{session.transport}:{session.seed}"
         self.group = _group(self.run_key)
         self.paths: list[Path] = []  # every log written, in the order they were created

@@ -108,6 +108,10 @@ class SimSession:
         # Private sessions (issue 21): the key of each peer that has one; the others are in
         # clear. Peers with different keys are in different sessions on the same group.
         self.keys: dict[int, SessionKey] = {}
+        # The wall-clock time of the simulator's zero: what private sessions' keys and op
+        # proofs take their day from. A recorder sets its start here (sim/recording.py), so
+        # that a recording's times and its proofs' days agree when it is replayed.
+        self.wall_start = 0.0
         # Every replica runs in this process: a stroke is decoded once for the group.
         self.op_decoder: ValueMemo[Op] = ValueMemo(decode_op)
         self.on_delivered: Callable[[Peer, Delivered], None] | None = None
@@ -125,7 +129,7 @@ class SimSession:
         """Boot (or reboot after a crash) peer ``index`` with an empty board, and join."""
         peer = self.peers[index]
         key = self.keys.get(index)
-        peer.replica = Replica(self.op_decoder, OpAuthority.for_session(key))
+        peer.replica = Replica(self.op_decoder, OpAuthority.for_session(key, self._wall))
         peer.ready = False
         peer.ready_at = None
         peer.started_at = self.network.now
@@ -286,7 +290,7 @@ class SimSession:
         return unseal(key, data, self._wall) or data
 
     def _wall(self) -> float:
-        return self.network.now
+        return self.wall_start + self.network.now
 
     def _on_source_drop(self, sender: int, data: bytes) -> None:
         data = self._clear(sender, data)
