@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.board.board_strategies import ops_by_kind
+from tests.test_carry import Outbox
 from whiteboard.board import Board, Clear, Op, OpId, Stroke, Tool, decode_op, encode_op
 from whiteboard.board.signed import PROOF_SIZE, SIGNED_OVERHEAD, decode_signed, encode_signed
 from whiteboard.carry import encode_carried
@@ -28,17 +29,6 @@ GROUP = "239.255.9.9:5009"
 DRAWER = derive_session_key("the drawing passphrase", GROUP, "review")
 VIEWER = session_key_from_view_code(DRAWER.view_code())
 OTHER = derive_session_key("another session's phrase", GROUP, "review")
-
-
-class _Sink:
-    def __init__(self) -> None:
-        self.sent: list[bytes] = []
-
-    def provide_board_state(self, request: int, state: bytes) -> None:
-        raise AssertionError("not asked")
-
-    def send(self, payload: bytes) -> None:
-        self.sent.append(payload)
 
 
 def _stroke(author: int, counter: int) -> Stroke:
@@ -149,7 +139,7 @@ def test_carried_ops_keep_their_proofs_and_unproven_ones_are_refused() -> None:
     drawer = _replica(DRAWER)
     _deliver(drawer, drawer.payload_of(_stroke(1, 1)), 1, 1)
     empty = Board()
-    sink = _Sink()
+    sink = Outbox()
     drawer.handle(BoardStateReceived(empty.snapshot()), sink)
     assert len(sink.sent) == 1 and drawer.stats.carried_sent == 1
     for key in (DRAWER, VIEWER):
@@ -247,7 +237,7 @@ def test_a_viewer_cannot_hand_on_a_drawers_op_at_a_place_of_its_choosing() -> No
         assert _deliver(replica, moved, 0xCCCC, 10) is None
         assert replica.stats.unproven == 1 and len(replica.board.objects()) == 3
     # And a viewer given a board that lacks its ops does not try to hand them on.
-    viewer, sink = _replica(VIEWER), _Sink()
+    viewer, sink = _replica(VIEWER), Outbox()
     _deliver(viewer, strokes[0], 0xBBBB, 0)
     viewer.handle(BoardStateReceived(Board().snapshot()), sink)
     assert sink.sent == [] and viewer.stats.carried_sent == 0
