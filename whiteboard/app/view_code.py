@@ -8,10 +8,8 @@ from PySide6.QtWidgets import QApplication, QMainWindow
 
 from whiteboard.security import SessionKey
 
-COPIED = (
-    "View code copied: whoever you give it to can watch this board, not draw on it "
-    "(they type it where the passphrase goes)"
-)
+# Short enough for the status bar of a window of the default size (its tooltip says more).
+COPIED = "View code copied: whoever has it can watch this board, not draw on it"
 NOT_PRIVATE = "Only a private session has a view code: join with a passphrase to make one"
 VIEW_CODE_TIP = (
     "Copy a code for people who may watch this board but not draw on it: they type it "
