@@ -45,7 +45,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.2f}")
     start = time.perf_counter()
-    key = derive_session_key("a long and private passphrase", "239.255.1.2:5000", "bench")
+    key = derive_session_key(
+        "a long and private passphrase", "239.255.1.2:5000", "bench", viewers=True
+    )
     print(f"key derivation (scrypt 2^15, 8, 1): {(time.perf_counter() - start) * 1000:.0f} ms")
     for size in SIZES:
         payload = os.urandom(size)

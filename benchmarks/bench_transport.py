@@ -306,16 +306,17 @@ def run_peers(
     loss: float,
     seed: int,
     rate: str = UNPACED,
-    private: bool = False,
+    private: tuple[str, ...] | None = None,
 ) -> Row:
     """``senders`` drawing ``strokes`` in all to RECEIVERS members; per-receiver figures.
-    ``private``: every member in a private session (its datagrams sealed, docs/security.md)."""
-    extra_env = {"WHITEBOARD_PASSPHRASE": BENCH_PASSPHRASE} if private else {}
+    ``private``: every member in a private session (its datagrams sealed, docs/security.md),
+    with these extra arguments."""
+    extra_env = {"WHITEBOARD_PASSPHRASE": BENCH_PASSPHRASE} if private is not None else {}
     host, port = random_group()
     group = f"{host}:{port}"
     expected = strokes // senders * senders
     cap = 60.0 + strokes / 200.0
-    common = ["--rx-loss", str(loss), "--duration", str(cap)]
+    common = ["--rx-loss", str(loss), "--duration", str(cap), *(private or ())]
     mtp = transport == "mtp"
     with TemporaryDirectory(prefix="bench-transport-") as log_dir:
 
@@ -539,9 +540,18 @@ def median(values: list[float]) -> float:
 
 IMPLS = ("raw Python", "ZeroMQ epgm", "raw", "rmp", "mtp")
 # Ours again in private sessions (--impl "rmp private" ...): the passphrase's cost, next to the
-# same transport in clear in the same repetition (issue 21's goal: at most 10% less).
-PRIVATE = " private"
-PRIVATE_IMPLS = tuple(f"{impl}{PRIVATE}" for impl in ("raw", "rmp", "mtp"))
+# same transport in clear in the same repetition (issue 21's goal: at most 10% less); "rmp
+# viewers" ...: a private session that lets people watch, whose ops carry proofs.
+PRIVATE_VARIANTS: dict[str, tuple[str, ...]] = {" private": (), " viewers": ("--allow-viewers",)}
+PRIVATE_IMPLS = tuple(f"{i}{v}" for v in PRIVATE_VARIANTS for i in ("raw", "rmp", "mtp"))
+
+
+def private_variant(impl: str) -> tuple[str, tuple[str, ...] | None]:
+    """(transport, the private session's extra arguments or None for one in clear)."""
+    for suffix, extra in PRIVATE_VARIANTS.items():
+        if impl.endswith(suffix):
+            return impl.removesuffix(suffix), extra
+    return impl, None
 BENCH_PASSPHRASE = "a benchmark's private passphrase"
 GOALS: dict[tuple[str, int, float], str] = {
     ("raw", 1, 0.0): ">= 0.50x raw Python",
@@ -557,9 +567,8 @@ def one_run(impl: str, senders: int, loss: float, strokes: int, payload: bytes, 
         return run_plain("udp", senders, strokes, payload)
     if impl == "ZeroMQ epgm":
         return run_plain("zmq", senders, strokes, payload)
-    if impl.endswith(PRIVATE):
-        return run_peers(impl.removesuffix(PRIVATE), senders, strokes, loss, seed, private=True)
-    return run_peers(impl, senders, strokes, loss, seed)
+    transport, private = private_variant(impl)
+    return run_peers(transport, senders, strokes, loss, seed, private=private)
 
 
 def session(args: argparse.Namespace, say: Any) -> dict[str, Any]:
@@ -607,7 +616,7 @@ def session(args: argparse.Namespace, say: Any) -> dict[str, Any]:
                     f"complete {row['completeness']:.3f} ({row.get('ended')}; load "
                     f"{row['load']:.2f}){problems}")  # fmt: skip
         if args.latency:
-            for impl in [i for i in order if i != "ZeroMQ epgm" and not i.endswith(PRIVATE)]:
+            for impl in [i for i in order if i != "ZeroMQ epgm" and i not in PRIVATE_IMPLS]:
                 try:
                     if impl == "raw Python":
                         row = run_plain("udp", 1, LAT_STROKES, payload, rate=LAT_RATE)
@@ -674,8 +683,9 @@ def report(result: dict[str, Any], args: argparse.Namespace) -> None:
     print("goal for every row of ours: receive CPU <= 10 µs per stroke")
     clear = {(r["case"], r["impl"]): r for r in rows}
     for r in rows:
-        if r["impl"].endswith(PRIVATE) and (r["case"], r["impl"].removesuffix(PRIVATE)) in clear:
-            c = clear[(r["case"], r["impl"].removesuffix(PRIVATE))]
+        transport, private = private_variant(r["impl"])
+        if private is not None and (r["case"], transport) in clear:
+            c = clear[(r["case"], transport)]
             print(f"{r['case']:<10} {r['impl']:<12} x in clear: strokes/s "
                   f"{r['rate'] / c['rate']:.3f}, CPU µs/stroke {r['cpu_us'] / c['cpu_us']:.3f}"
                   "  (goal: strokes/s >= 0.90)")  # fmt: skip

@@ -128,7 +128,9 @@ def dialogs() -> None:
 def private_session(net: NetConfig) -> None:
     """The start dialog with a passphrase typed, a private session's window, and a viewer's
     (joined with the view code)."""
-    start = StartDialog(SessionSettings(display_name="Ada", group=str(net.group)))
+    start = StartDialog(
+        SessionSettings(display_name="Ada", group=str(net.group), allow_viewers=True)
+    )
     start.show()
     QTest.keyClicks(start.passphrase_edit, "correct horse battery staple")
     shoot(start, "start-dialog-private")

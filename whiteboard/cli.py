@@ -352,8 +352,10 @@ def _session_key(args: argparse.Namespace, group: str) -> SessionKey | None:
 
     passphrase = read_passphrase(args.passphrase_file)
     if passphrase is None:
+        if args.allow_viewers:
+            raise ValueError("--allow-viewers needs a private session: give --passphrase-file")
         return None
-    return open_session_key(passphrase, group, args.session_name)
+    return open_session_key(passphrase, group, args.session_name, args.allow_viewers)
 
 
 def _run_replay(args: argparse.Namespace) -> int:

@@ -211,6 +211,8 @@ class HeadlessPeer:
             # Private sessions: datagrams that failed the session's authentication.
             "auth_failures": counters.get("auth_failures", 0),
             "private": self.config.key is not None,
+            # Whether the private session lets people watch with a view code (--allow-viewers).
+            "viewers": self.config.key is not None and self.config.key.viewers,
             "can_draw": self.replica.can_draw,
             "duplicates_delivered": self.replica.stats.duplicates_delivered,
             "rejected_ops": self.replica.stats.rejected,

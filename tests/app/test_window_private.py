@@ -11,13 +11,14 @@ from PySide6.QtCore import QSettings, QTimer
 from PySide6.QtWidgets import QApplication, QLineEdit
 from pytestqt.qtbot import QtBot
 
-from tests.app.test_settings_dialog import retype
+from tests.app.test_settings_dialog import click, retype
 from tests.app.test_start_dialog import SAVED, open_dialog, press_ok
 from tests.app.test_window import PATH, drag
 from whiteboard.app import main
 from whiteboard.app.members_panel import OPEN_TEXT, PRIVATE_TEXT
 from whiteboard.app.settings import read_settings, save_settings
 from whiteboard.app.start_dialog import StartDialog, choose_session
+from whiteboard.app.view_code import NO_VIEWERS_SHORT
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
 from whiteboard.security import SessionKey, derive_session_key
@@ -97,6 +98,31 @@ def open_window(
     return window, told
 
 
+def test_letting_people_watch_is_a_choice_of_the_start_dialog_and_is_kept(
+    qtbot: QtBot, tmp_path: Path
+) -> None:
+    """Off by default; offered only with a passphrase (a view code's session has viewers);
+    ticked with its key, it gives the session with viewers, and is remembered."""
+    dialog = open_dialog(qtbot)
+    box = dialog.viewers_box
+    assert not box.isChecked() and not box.isEnabled()
+    retype(qtbot, dialog.passphrase_edit, PASSPHRASE)
+    assert box.isEnabled()
+    click(qtbot, box)
+    assert box.isChecked()
+    press_ok(qtbot, dialog)
+    chosen = dialog.chosen()
+    assert chosen is not None and chosen.allow_viewers
+    key = chosen.session_key()
+    assert key == derive_session_key(PASSPHRASE, SAVED.group, viewers=True) and key.viewers
+    store = QSettings(str(tmp_path / "whiteboard.ini"), QSettings.Format.IniFormat)
+    save_settings(store, chosen)
+    assert read_settings(store).settings.allow_viewers
+    code = derive_session_key(PASSPHRASE, SAVED.group, viewers=True).view_code()
+    retype(qtbot, dialog.passphrase_edit, code)
+    assert not box.isEnabled()
+
+
 @pytest.mark.network
 @pytest.mark.parametrize(
     ("transport", "host", "member"), [("rmp", None, None), ("mtp", "master", "producer")]
@@ -109,6 +135,12 @@ def test_windows_with_the_passphrase_draw_together_and_one_without_sees_nothing(
     assert "private" in alice.transport_label.text()
     assert alice.members_panel.privacy.text() == PRIVATE_TEXT
     qtbot.waitUntil(lambda: not alice.canvas.is_read_only(), timeout=WAIT_MS)
+    # A session without viewers has no view code to give, and says how to get one.
+    assert alice.members_panel.view_code_button.isHidden()
+    QApplication.clipboard().setText("before")
+    alice.view_code_action.trigger()
+    assert alice.statusBar().currentMessage() == NO_VIEWERS_SHORT
+    assert QApplication.clipboard().text() == "before"
     bob, _ = open_window(qtbot, net, transport, "bob", member, key)
     qtbot.waitUntil(lambda: not bob.canvas.is_read_only(), timeout=WAIT_MS)
     eve, eve_told = open_window(qtbot, net, transport, "eve", host, None)

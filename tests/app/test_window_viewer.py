@@ -12,7 +12,7 @@ from tests.app.test_settings_dialog import retype
 from tests.app.test_start_dialog import SAVED, open_dialog, press_ok
 from tests.app.test_window import PATH, drag
 from tests.app.test_window_private import PASSPHRASE, WAIT_MS, open_window
-from whiteboard.app.members_panel import PRIVATE_TEXT, VIEWING_TEXT
+from whiteboard.app.members_panel import PRIVATE_VIEWERS_TEXT, VIEWING_TEXT
 from whiteboard.app.session import VIEW_CODE_REASON
 from whiteboard.app.view_code import COPIED
 from whiteboard.board import OpId, Stroke, Tool
@@ -23,7 +23,7 @@ from whiteboard.security.strength import VIEW_CODE_HINT
 
 
 def test_the_start_dialog_takes_a_view_code_where_the_passphrase_goes(qtbot: QtBot) -> None:
-    code = derive_session_key(PASSPHRASE, SAVED.group).view_code()
+    code = derive_session_key(PASSPHRASE, SAVED.group, viewers=True).view_code()
     dialog = open_dialog(qtbot)
     retype(qtbot, dialog.passphrase_edit, code[:-3])
     assert "mistyped" in dialog.strength_label.text()
@@ -36,7 +36,7 @@ def test_the_start_dialog_takes_a_view_code_where_the_passphrase_goes(qtbot: QtB
     assert chosen is not None
     key = chosen.session_key()
     assert key is not None and not key.can_draw
-    assert key.key_id == derive_session_key(PASSPHRASE, SAVED.group).key_id
+    assert key.key_id == derive_session_key(PASSPHRASE, SAVED.group, viewers=True).key_id
 
 
 @pytest.mark.network
@@ -46,9 +46,9 @@ def test_the_start_dialog_takes_a_view_code_where_the_passphrase_goes(qtbot: QtB
 def test_a_window_with_the_view_code_watches_and_cannot_draw(
     qtbot: QtBot, net: NetConfig, transport: str, host: str | None, member: str | None
 ) -> None:
-    key = derive_session_key(PASSPHRASE, str(net.group))
+    key = derive_session_key(PASSPHRASE, str(net.group), viewers=True)
     alice, _ = open_window(qtbot, net, transport, "alice", host, key)
-    assert alice.members_panel.privacy.text() == PRIVATE_TEXT
+    assert alice.members_panel.privacy.text() == PRIVATE_VIEWERS_TEXT
     assert alice.view_code_action.isEnabled()
     qtbot.waitUntil(lambda: not alice.canvas.is_read_only(), timeout=WAIT_MS)
     alice.view_code_action.trigger()

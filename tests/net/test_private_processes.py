@@ -132,6 +132,7 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
         eavesdropper.stop()
     for result in results:
         assert result["private"] is True and result["delivered_total"] == 60, result
+        assert result["viewers"] is False and result["unproven_ops"] == 0
         assert sorted(result["delivered_by_origin"].values()) == [30, 30]  # type: ignore[attr-defined]
         # The eavesdropper's replays and forgeries: counted, and nothing more.
         assert result["auth_failures"] > 0, result
@@ -157,6 +158,7 @@ def test_a_private_session_is_closed_to_a_member_without_its_passphrase(
     for name in ("alice", "bob"):
         [log] = (tmp_path / name).glob("*")
         assert read_log(log).header.key_id == key.key_id.hex()
+        assert read_log(log).header.drawing_key is None  # no viewers: ops carry no proof
         raw = log.read_bytes()
         assert key.root not in raw and b"private passphrase" not in raw
     [outsider_log] = (tmp_path / "mallory").glob("*")
@@ -182,7 +184,7 @@ def test_a_viewer_with_the_view_code_sees_the_board_and_gets_no_op_applied(
     from whiteboard.replay.timeline import timeline_of
     from whiteboard.sessionlog.rows import rows_of
 
-    key = derive_session_key("a long and private passphrase", str(group))
+    key = derive_session_key("a long and private passphrase", str(group), viewers=True)
     secret, code = tmp_path / "passphrase", tmp_path / "view-code"
     secret.write_text("a long and private passphrase\n")
     code.write_text(key.view_code() + "\n")
@@ -196,12 +198,13 @@ def test_a_viewer_with_the_view_code_sees_the_board_and_gets_no_op_applied(
             *common,
             *(("--role", roles[name]) if transport == "mtp" else ()),
             *("--wait-members", "2", "--until-delivered", "40", "--linger", "4"),
-            *("--seed", str(n), "--passphrase-file", str(file)),
+            *("--seed", str(n), "--passphrase-file", str(file), "--allow-viewers"),
         )
         for n, (name, file) in enumerate((("alice", secret), ("bob", secret), ("vic", code)))
     ]
     alice, bob, vic = (finish(process) for process in processes)
     assert alice["can_draw"] is True and vic["can_draw"] is False
+    assert alice["viewers"] is True and vic["viewers"] is True
     # Vic's strokes come back to it and are refused; a drawer that joined by an image (one
     # Vic may have given, its proofs checked) never had them delivered at all.
     assert vic["unproven_ops"] == 20

@@ -56,6 +56,7 @@ def test_the_peer_command_says_what_is_wrong_with_a_passphrase(tmp_path: Path) -
     [
         (("--board", "any.wbd"), "view", "a view code cannot vouch for a board"),
         (("--encrypt-log",), None, "--encrypt-log needs a private session"),
+        (("--allow-viewers",), None, "--allow-viewers needs a private session"),
     ],
 )
 def test_the_peer_refuses_what_its_key_cannot_do(
@@ -65,7 +66,9 @@ def test_the_peer_refuses_what_its_key_cannot_do(
 
     args = ["peer", "--transport", "rmp", "--group", "239.255.3.3:23003", "--name", "p"]
     if secret_text is not None:
-        code = derive_session_key("a long and private passphrase", "239.255.3.3:23003")
+        code = derive_session_key(
+            "a long and private passphrase", "239.255.3.3:23003", viewers=True
+        )
         secret = tmp_path / "secret"
         secret.write_text(code.view_code() + "\n")
         args += ["--passphrase-file", str(secret)]

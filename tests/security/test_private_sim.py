@@ -53,12 +53,22 @@ def drawn_session(
     return session
 
 
-@pytest.mark.parametrize(("transport", "loss"), [("raw", 0.0), ("rmp", 0.05), ("mtp", 0.05)])
+@pytest.mark.parametrize(
+    ("transport", "loss", "second"),
+    [
+        ("raw", 0.0, "second passphrase"),
+        ("rmp", 0.05, "second passphrase"),
+        ("mtp", 0.05, "second passphrase"),
+        # The same passphrase, but a session that lets people watch: another session too,
+        # whose view code opens nothing of the first (keys.py).
+        ("mtp", 0.05, "first passphrase"),
+    ],
+)
 def test_sessions_with_other_passphrases_share_a_group_and_see_nothing_of_each_other(
-    transport: str, loss: float
+    transport: str, loss: float, second: str
 ) -> None:
     one = derive_session_key("first passphrase", GROUP, "review")
-    two = derive_session_key("second passphrase", GROUP, "review")
+    two = derive_session_key(second, GROUP, "review", viewers=True)
     keys = {0: one, 1: one, 2: one, 3: two, 4: two}
     session = drawn_session(transport, 6, HOSTS, keys, loss, seed=4, rounds=30)
     boards = [peer.replica.board for peer in session.peers]
@@ -132,7 +142,7 @@ def test_a_viewer_watches_everything_and_none_of_its_ops_is_applied(
     applied nowhere, its own board included (issue 21 point 2)."""
     from whiteboard.security.keys import session_key_from_view_code
 
-    drawer = derive_session_key("the drawing passphrase", GROUP, "review")
+    drawer = derive_session_key("the drawing passphrase", GROUP, "review", viewers=True)
     viewer = session_key_from_view_code(drawer.view_code())
     keys = {0: drawer, 1: drawer, 2: drawer, 3: viewer}
     session = drawn_session(transport, 4, (0,), keys, loss, seed=6, rounds=20)

@@ -26,9 +26,9 @@ from whiteboard.security.keys import session_key_from_view_code
 from whiteboard.transport.events import BoardStateReceived, Delivered
 
 GROUP = "239.255.9.9:5009"
-DRAWER = derive_session_key("the drawing passphrase", GROUP, "review")
+DRAWER = derive_session_key("the drawing passphrase", GROUP, "review", viewers=True)
 VIEWER = session_key_from_view_code(DRAWER.view_code())
-OTHER = derive_session_key("another session's phrase", GROUP, "review")
+OTHER = derive_session_key("another session's phrase", GROUP, "review", viewers=True)
 
 
 def _stroke(author: int, counter: int) -> Stroke:
@@ -64,6 +64,27 @@ def test_a_view_code_opens_the_same_session_without_the_drawing_key() -> None:
 def test_a_broken_view_code_says_what_is_wrong(code: str, message: str) -> None:
     with pytest.raises(PassphraseError, match=message):
         session_key_from_view_code(code)
+
+
+def test_letting_people_watch_is_chosen_at_the_start_and_is_another_session() -> None:
+    """Without viewers (the default) nobody but a passphrase's holder can seal a datagram, so
+    ops travel unproven, at no cost; no view code exists, and a view code of the session with
+    viewers opens nothing of it."""
+    closed = derive_session_key("the drawing passphrase", GROUP, "review")
+    assert not closed.viewers and closed.can_draw and DRAWER.viewers
+    assert closed.key_id != DRAWER.key_id and closed.root != DRAWER.root
+    assert closed.root != VIEWER.root  # the view code's secret opens nothing of it
+    with pytest.raises(PassphraseError, match="started without viewers"):
+        closed.view_code()
+    assert OpAuthority.for_session(closed) is None
+    with pytest.raises(ValueError, match="without viewers"):
+        OpAuthority.of(closed)
+    replica = Replica(authority=OpAuthority.for_session(closed))
+    op = _stroke(1, 1)
+    assert replica.payload_overhead == 0 and replica.payload_of(op) == encode_op(op)
+    assert replica.can_draw
+    proven = Replica(authority=OpAuthority.for_session(DRAWER))
+    assert len(proven.payload_of(op)) > len(encode_op(op)) + PROOF_SIZE
 
 
 def test_a_mistyped_view_code_is_told_not_taken_for_another_session() -> None:

@@ -29,11 +29,13 @@ from whiteboard.sessionlog.summary import summarize
 
 PASSPHRASE = "a long and private passphrase"
 GROUP = "239.255.42.1:5000"
-KEY = derive_session_key(PASSPHRASE, GROUP)
+KEY = derive_session_key(PASSPHRASE, GROUP, viewers=True)
 OP = encode_op(Stroke(OpId(1, 1), (1.5, 2.5, 30.25, 40.75), 0xFF00FF00, 2.0, Tool.PEN))
 
 
-HEADER = header()
+HEADER = dataclasses.replace(
+    header(), key_id=KEY.key_id.hex(), drawing_key=KEY.drawing_public.hex()
+)
 
 
 def write_sealed(path: Path, n: int = 5) -> list[LocalOpRecord]:
@@ -71,7 +73,7 @@ def test_a_sealed_log_opens_with_the_passphrase_or_view_code_and_shows_nothing(
     for unlock in (
         Unlock(PASSPHRASE),
         Unlock(KEY.view_code()),
-        Unlock(keys=(derive_session_key("other phrase", GROUP), KEY)),
+        Unlock(keys=(derive_session_key("other phrase", GROUP, viewers=True), KEY)),
     ):
         log = read_log(path, unlock)
         assert log.header == HEADER and list(log.records) == body
@@ -155,8 +157,16 @@ def test_a_log_written_with_the_view_code_cannot_name_a_drawing_key_of_its_own(
     path = tmp_path / "forged.wblog"
     with SessionLogWriter(path, forged, sealer=LogSealer(viewer, GROUP)):
         pass
-    with pytest.raises(SessionLogError, match="drawing key that is not its session's"):
+    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
         read_log(path, Unlock(PASSPHRASE))
+    # Nor may it name none, by which its replay would take ops with no proof.
+    unnamed = tmp_path / "unnamed.wblog"
+    with SessionLogWriter(
+        unnamed, dataclasses.replace(forged, drawing_key=None), sealer=LogSealer(viewer, GROUP)
+    ):
+        pass
+    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
+        read_log(unnamed, Unlock(PASSPHRASE))
     honest = dataclasses.replace(forged, drawing_key=KEY.drawing_public.hex())
     path = tmp_path / "honest.wblog"
     with SessionLogWriter(path, honest, sealer=LogSealer(viewer, GROUP)):
@@ -174,12 +184,39 @@ def test_an_export_of_many_recordings_derives_the_key_once(
     for n in range(3):
         write_sealed(folder / f"{n}.wblog", 1)
     derivations: list[str] = []
-    real = sealing.open_session_key
+    real = sealing.derive_session_keys
 
     def counted(secret: str, group: str, session: str = "") -> object:
         derivations.append(group)
         return real(secret, group, session)
 
-    monkeypatch.setattr(sealing, "open_session_key", counted)
+    monkeypatch.setattr(sealing, "derive_session_keys", counted)
     result = export_logs([folder], tmp_path / "out", unlock=Unlock(PASSPHRASE))
     assert not result.failed and derivations == [GROUP]
+
+
+def test_a_recording_of_a_session_without_viewers_opens_with_its_passphrase(
+    tmp_path: Path,
+) -> None:
+    """One passphrase, two sessions (with and without viewers): the passphrase opens a
+    recording of either, and the one without viewers names no drawing key, its ops having
+    no proofs; one that names a drawing key is refused."""
+    closed = derive_session_key(PASSPHRASE, GROUP)
+    assert not closed.viewers and closed.key_id != KEY.key_id
+    own = dataclasses.replace(HEADER, key_id=closed.key_id.hex(), drawing_key=None)
+    path = tmp_path / "closed.wblog"
+    with SessionLogWriter(path, own, sealer=LogSealer(closed, GROUP)) as writer:
+        writer.append(LocalOpRecord(1_000, OP))
+    log = read_log(path, Unlock(PASSPHRASE))
+    assert log.header == own and list(log.records) == [LocalOpRecord(1_000, OP)]
+    with pytest.raises(RecordingLocked, match="another private session"):
+        read_log(path, Unlock(KEY.view_code()))  # the other session's view code
+    named = tmp_path / "named.wblog"
+    with SessionLogWriter(
+        named,
+        dataclasses.replace(own, drawing_key=KEY.drawing_public.hex()),
+        sealer=LogSealer(closed, GROUP),
+    ):
+        pass
+    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
+        read_log(named, Unlock(PASSPHRASE))

@@ -109,9 +109,10 @@ def run_app(argv: list[str]) -> int:
             mtp_role=args.role,
             profile=args.profile,
             passphrase=passphrase,
+            allow_viewers=args.allow_viewers,
         )
     else:
-        settings = choose_session(passphrase=passphrase)
+        settings = choose_session(passphrase=passphrase, allow_viewers=args.allow_viewers)
         if settings is None:
             return 0  # the person cancelled: nothing to open
     try:

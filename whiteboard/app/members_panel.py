@@ -62,6 +62,9 @@ JOINING_NAME = "joining…"
 NO_NAME = "(left before its name arrived)"
 GREY = QColor(150, 150, 150)
 PRIVATE_TEXT = (
+    "Private session: only members who know its passphrase see and change this board."
+)
+PRIVATE_VIEWERS_TEXT = (
     "Private session: only members who know its passphrase see and change this board; "
     "people with its view code can watch."
 )
@@ -114,9 +117,11 @@ class MembersPanel(QDockWidget):
         they give the view code), or, for a viewer, that it only watches."""
         if key is None:
             self.privacy.setText(OPEN_TEXT)
+        elif not key.can_draw:
+            self.privacy.setText(VIEWING_TEXT)
         else:
-            self.privacy.setText(PRIVATE_TEXT if key.can_draw else VIEWING_TEXT)
-        self.view_code_button.setVisible(key is not None and key.can_draw)
+            self.privacy.setText(PRIVATE_VIEWERS_TEXT if key.viewers else PRIVATE_TEXT)
+        self.view_code_button.setVisible(key is not None and key.can_draw and key.viewers)
 
     def show_rows(self, rows: list[MemberRow]) -> None:
         if rows == self._rows:

@@ -55,8 +55,10 @@ class SessionSpec:
         role = description.role_in(self.params)
         # The ordinary member's role goes without saying; a host or a viewer is named.
         private = ""
-        if self.key is not None:
-            private = " · private" if self.key.can_draw else " · private, view only"
+        if self.key is not None and not self.key.can_draw:
+            private = " · private, view only"
+        elif self.key is not None:
+            private = " · private, with viewers" if self.key.viewers else " · private"
         if role is None or role is description.member_role:
             return f"{self.transport} · {self.net.group}{private}"
         return f"{self.transport} ({role.word}) · {self.net.group}{private}"

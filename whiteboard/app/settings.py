@@ -217,6 +217,9 @@ class SessionSettings:
     # Whether a private session's recording is encrypted at rest (docs/session-log.md): its
     # passphrase or view code then opens it, and nothing else.
     encrypt_recordings: bool = True
+    # Whether a private session lets people watch with a view code (docs/security.md
+    # "Viewers"): bound into its key, so everyone in it chooses the same.
+    allow_viewers: bool = False
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -267,7 +270,8 @@ class SessionSettings:
         if not self.passphrase:
             return None
         # One spelling of the group ("…:05000" is "…:5000"), so that every member salts alike.
-        return open_session_key(self.passphrase, str(GroupAddress.parse(self.group)))
+        group = str(GroupAddress.parse(self.group))
+        return open_session_key(self.passphrase, group, viewers=self.allow_viewers)
 
     def net_config(self) -> NetConfig:
         """Raises ``ValueError`` (readable) if the group or TTL is bad: validate first."""
@@ -391,6 +395,7 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
         qsettings.setValue(
             "encrypt_recordings", "true" if settings.encrypt_recordings else "false"
         )
+        qsettings.setValue("allow_viewers", "true" if settings.allow_viewers else "false")
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -445,6 +450,7 @@ def read_settings(
     take("own_colour", _yes_no, lambda _value: None)
     take("remember_passphrase", _yes_no, lambda _value: None)
     take("encrypt_recordings", _yes_no, lambda _value: None)
+    take("allow_viewers", _yes_no, lambda _value: None)
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:

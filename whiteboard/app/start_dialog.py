@@ -47,12 +47,18 @@ from whiteboard.app.settings_dialog import (
     select,
     transport_box,
 )
+from whiteboard.security import is_view_code
 from whiteboard.security.strength import hint
 from whiteboard.transport.registry import describe
 
 ENCRYPT_TIP = (
     "Only the passphrase (or the view code) opens this session's recording: replays, "
     "'whiteboard log' and the analytics ask for it"
+)
+VIEWERS_TIP = (
+    "Whoever has the passphrase draws. With this on, a drawer can also copy a view code "
+    "(Session menu) for people who may watch but not draw; every stroke then carries a "
+    "proof, about 100 bytes. Everyone in the session must choose the same"
 )
 NO_KEYRING = "This computer has no system keyring: the passphrase is typed for each session"
 # The fields this dialog shows; a problem with any other is fixed under "More settings…".
@@ -92,6 +98,7 @@ class StartDialog(QDialog):
         remembered = self._base.remember_passphrase and self._keyring_available
         self.remember_box.setChecked(remembered)
         self.encrypt_box.setChecked(self._base.encrypt_recordings)
+        self.viewers_box.setChecked(self._base.allow_viewers)
         self.passphrase_edit.setText(
             self._base.passphrase or (self._keyring.load(self._base.group) if remembered else "")
         )
@@ -130,6 +137,9 @@ class StartDialog(QDialog):
         # A private session's recording, encrypted at rest (docs/session-log.md).
         self.encrypt_box = QCheckBox("&Encrypt the recording with the passphrase", self)
         self.encrypt_box.setToolTip(ENCRYPT_TIP)
+        # Whether people may watch with a view code: part of the session's key (keys.py).
+        self.viewers_box = QCheckBox("Let people &watch with a view code", self)
+        self.viewers_box.setToolTip(VIEWERS_TIP)
         self.rows: dict[str, FieldWithError] = {}
         form = QFormLayout()
         for key, label, editor in (
@@ -174,6 +184,7 @@ class StartDialog(QDialog):
             self.strength_label,
             self.remember_box,
             self.encrypt_box,
+            self.viewers_box,
             self.hint_label,
             self.notice_label,
             self.more_button,
@@ -196,7 +207,10 @@ class StartDialog(QDialog):
 
     def _passphrase_changed(self) -> None:
         self.strength_label.setText(hint(self.passphrase_edit.text()))
-        self.encrypt_box.setEnabled(bool(self.passphrase_edit.text()))
+        text = self.passphrase_edit.text()
+        self.encrypt_box.setEnabled(bool(text))
+        # A view code's session is one with viewers: there is nothing to choose.
+        self.viewers_box.setEnabled(bool(text) and not is_view_code(text))
         self._recheck()
 
     def _mode_changed(self) -> None:
@@ -277,6 +291,7 @@ class StartDialog(QDialog):
             passphrase=self.passphrase_edit.text(),
             remember_passphrase=self.remember_box.isChecked(),
             encrypt_recordings=self.encrypt_box.isChecked(),
+            allow_viewers=self.viewers_box.isChecked(),
         )
 
     def chosen(self) -> SessionSettings | None:
@@ -334,13 +349,21 @@ class StartDialog(QDialog):
 
 
 def choose_session(
-    qsettings: QSettings | None = None, parent: QWidget | None = None, passphrase: str = ""
+    qsettings: QSettings | None = None,
+    parent: QWidget | None = None,
+    passphrase: str = "",
+    allow_viewers: bool = False,
 ) -> SessionSettings | None:
     """Load the saved settings, ask, save what was chosen (never its passphrase). None if the
-    person cancelled. ``passphrase``: one given outside the dialog (a file, the environment)."""
+    person cancelled. ``passphrase``: one given outside the dialog (a file, the environment);
+    ``allow_viewers``: asked for outside it (--allow-viewers), else as last chosen."""
     store = qsettings if qsettings is not None else default_qsettings()
     loaded = read_settings(store)
-    settings = replace(loaded.settings, passphrase=passphrase)
+    settings = replace(
+        loaded.settings,
+        passphrase=passphrase,
+        allow_viewers=loaded.settings.allow_viewers or allow_viewers,
+    )
     dialog = StartDialog(settings, parent, reset=loaded.reset)
     try:
         if dialog.exec() != QDialog.DialogCode.Accepted:

@@ -11,6 +11,8 @@ from whiteboard.security import SessionKey
 # Short enough for the status bar of a window of the default size (its tooltip says more).
 COPIED = "View code copied: whoever has it can watch this board, not draw on it"
 NOT_PRIVATE = "Only a private session has a view code: join with a passphrase to make one"
+# The keys' NO_VIEWERS, short enough for the status bar.
+NO_VIEWERS_SHORT = "No view code: this session was started without 'Let people watch'"
 VIEW_CODE_TIP = (
     "Copy a code for people who may watch this board but not draw on it: they type it "
     "where the passphrase goes"
@@ -22,6 +24,9 @@ def copy_view_code(window: QMainWindow, key: SessionKey | None, message_ms: int)
     session has none to give."""
     if key is None:
         window.statusBar().showMessage(NOT_PRIVATE, message_ms)
+        return None
+    if not key.viewers:
+        window.statusBar().showMessage(NO_VIEWERS_SHORT, message_ms)
         return None
     code = key.view_code()
     QApplication.clipboard().setText(code)

@@ -12,7 +12,9 @@ from whiteboard.security.envelope import (
 from whiteboard.security.keys import (
     PassphraseError,
     SessionKey,
+    SessionKeys,
     derive_session_key,
+    derive_session_keys,
     is_view_code,
     open_session_key,
 )
@@ -29,7 +31,9 @@ __all__ = [
     "SealFailure",
     "Sealer",
     "SessionKey",
+    "SessionKeys",
     "derive_session_key",
+    "derive_session_keys",
     "is_sealed",
     "is_view_code",
     "open_session_key",

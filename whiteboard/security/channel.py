@@ -14,8 +14,9 @@ ETHERNET_DATAGRAM = 1472  # bytes of UDP payload in one Ethernet frame (1500 - 2
 # What a person is told, once each, when datagrams of a kind are refused.
 REFUSAL_MESSAGES = {
     SealFailure.FOREIGN_KEY: (
-        "someone on this group uses another passphrase (or another session name): nothing "
-        "they send is shown here, and they cannot see this board"
+        "someone on this group uses another passphrase (or another session name, or the "
+        "other choice of letting people watch): nothing they send is shown here, and they "
+        "cannot see this board"
     ),
     SealFailure.NOT_SEALED: (
         "someone on this group has no passphrase: nothing they send is shown here, and they "

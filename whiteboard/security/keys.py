@@ -3,11 +3,15 @@ with the group and the session's name, so that one passphrase gives each session
 and a table precomputed for one session is no use for another. Sub-keys come from it by HKDF
 (RFC 5869), each for one purpose; the key id is one of them, sent in clear (docs/security.md).
 
-Two secrets come from the scrypt output, so that people can watch without drawing (issue 21
-point 2): the *view secret*, which every envelope key comes from, and the *drawing secret*,
-which the keys that make ops acceptable come from (signing.py). A drawer holds both; a viewer
-is given a *view code*, the view secret with the drawing key's public half, and can open and
-send datagrams but cannot make an op that anyone applies.
+Whether people may watch without drawing (issue 21 point 2) is chosen when the session
+starts, and bound into its key: the two choices are two sessions, and their members do not
+mistake each other's traffic. Without viewers, everyone who can seal a datagram holds the
+passphrase and may draw, so ops need no proof and cost nothing more than in clear. With
+viewers, two secrets come from the scrypt output: the *view secret*, which every envelope key
+comes from, and the *drawing secret*, which the keys that make ops acceptable come from
+(signing.py). A drawer holds both; a viewer is given a *view code*, the view secret with the
+drawing key's public half, and can open and send datagrams but cannot make an op that anyone
+applies. The proofs cost ~100 bytes an op (docs/security.md).
 """
 
 from __future__ import annotations
@@ -41,6 +45,12 @@ _VIEW_CODE_CHECK = 3  # bytes of SHA-256 at the end of a view code: a mistyped c
 _VIEW_CODE_BYTES = VIEW_SECRET_SIZE + PUBLIC_KEY_SIZE + _VIEW_CODE_CHECK
 
 
+NO_VIEWERS = (
+    "this session was started without viewers: to hand out view codes, start it with "
+    "'Let people watch with a view code' (--allow-viewers)"
+)
+
+
 class PassphraseError(ValueError):
     """A passphrase that cannot be used, with a message for the person who gave it."""
 
@@ -49,9 +59,11 @@ class PassphraseError(ValueError):
 class SessionKey:
     """What a member of a private session holds: never the passphrase, never sent."""
 
-    root: bytes = field(repr=False)  # the view secret: every envelope key comes from it
+    root: bytes = field(repr=False)  # every envelope key comes from it (the view secret)
     key_id: bytes  # KEY_ID_SIZE bytes, in clear in every envelope: which session this is
-    drawing_public: bytes  # the Ed25519 public key whose signature makes an op acceptable
+    # The Ed25519 public key whose signature makes an op acceptable; None in a session
+    # without viewers, whose ops need no proof.
+    drawing_public: bytes | None
     # What the keys that make ops come from (signing.py); None for a viewer.
     drawing_secret: bytes | None = field(default=None, repr=False)
 
@@ -59,9 +71,16 @@ class SessionKey:
     def can_draw(self) -> bool:
         return self.drawing_secret is not None
 
+    @property
+    def viewers(self) -> bool:
+        """Whether the session lets people watch with a view code (and so proves its ops)."""
+        return self.drawing_public is not None
+
     def view_code(self) -> str:
         """What a drawer hands to people who may watch but not draw: the view secret and the
         drawing key's public half, with a check against typing mistakes."""
+        if self.drawing_public is None:
+            raise PassphraseError(NO_VIEWERS)
         body = self.root + self.drawing_public
         code = body + hashlib.sha256(body).digest()[:_VIEW_CODE_CHECK]
         return VIEW_CODE_PREFIX + base64.urlsafe_b64encode(code).decode("ascii")
@@ -119,15 +138,28 @@ def drawing_mac_key(drawing_secret: bytes) -> bytes:
     return _expand(drawing_secret, b"op mac", 32)
 
 
-def _session_key(view_secret: bytes, public: bytes, drawing_secret: bytes | None) -> SessionKey:
-    key_id = _expand(view_secret, b"key id", KEY_ID_SIZE)
-    return SessionKey(view_secret, key_id, public, drawing_secret)
+def _session_key(
+    root: bytes, public: bytes | None, drawing_secret: bytes | None
+) -> SessionKey:
+    key_id = _expand(root, b"key id", KEY_ID_SIZE)
+    return SessionKey(root, key_id, public, drawing_secret)
 
 
-def derive_session_key(passphrase: str, group: str, session: str = "") -> SessionKey:
-    """The key of the session ``session`` on multicast ``group`` ("239.255.1.2:5000") for
-    ``passphrase``: a drawer's. Takes about 0.2 s: derive once per session, not per
-    datagram."""
+@dataclass(frozen=True)
+class SessionKeys:
+    """Both sessions a passphrase opens on one group and name: with and without viewers."""
+
+    without_viewers: SessionKey
+    with_viewers: SessionKey
+
+    def choose(self, viewers: bool) -> SessionKey:
+        return self.with_viewers if viewers else self.without_viewers
+
+
+def derive_session_keys(passphrase: str, group: str, session: str = "") -> SessionKeys:
+    """The keys of the session ``session`` on multicast ``group`` ("239.255.1.2:5000") for
+    ``passphrase``, a drawer's, for either choice of viewers: one scrypt, about 0.2 s. Derive
+    once per session, not per datagram."""
     salt = _SALT_LABEL + group.encode("utf-8") + b"\x00" + session.encode("utf-8")
     master = Scrypt(salt=salt, length=32, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P).derive(
         normalise_passphrase(passphrase)
@@ -136,7 +168,20 @@ def derive_session_key(passphrase: str, group: str, session: str = "") -> Sessio
     seed = drawing_signing_seed(drawing_secret)
     public = Ed25519PrivateKey.from_private_bytes(seed).public_key().public_bytes_raw()
     view_secret = _expand(master, b"view secret", VIEW_SECRET_SIZE)
-    return _session_key(view_secret, public, drawing_secret)
+    # A root of its own: a view code of the session with viewers opens nothing of this one.
+    closed_root = _expand(master, b"session secret, no viewers", 32)
+    return SessionKeys(
+        without_viewers=_session_key(closed_root, None, drawing_secret),
+        with_viewers=_session_key(view_secret, public, drawing_secret),
+    )
+
+
+def derive_session_key(
+    passphrase: str, group: str, session: str = "", viewers: bool = False
+) -> SessionKey:
+    """A drawer's key of the session ``session`` on ``group`` for ``passphrase``, one that
+    lets people watch with a view code if ``viewers``."""
+    return derive_session_keys(passphrase, group, session).choose(viewers)
 
 
 def is_view_code(secret: str) -> bool:
@@ -172,8 +217,11 @@ def check_secret(secret: str) -> None:
         normalise_passphrase(secret)
 
 
-def open_session_key(secret: str, group: str, session: str = "") -> SessionKey:
-    """The key for what a person typed: a view code (watch only) or a passphrase (draw)."""
+def open_session_key(
+    secret: str, group: str, session: str = "", viewers: bool = False
+) -> SessionKey:
+    """The key for what a person typed: a view code (watch only; a view code's session always
+    has viewers) or a passphrase (draw, in the session with or without ``viewers``)."""
     if is_view_code(secret):
         return session_key_from_view_code(secret)
-    return derive_session_key(secret, group, session)
+    return derive_session_key(secret, group, session, viewers)

@@ -38,6 +38,13 @@ def add_passphrase_options(
             metavar="NAME",
             help="a private session's name: with the group, it salts the key (default: none)",
         )
+    if not reads_recordings:
+        parser.add_argument(
+            "--allow-viewers",
+            action="store_true",
+            help="a private session that lets people watch with a view code (its ops then "
+            "carry proofs); everyone in it must choose the same",
+        )
 
 
 def read_passphrase(file: Path | None, environ: Mapping[str, str] | None = None) -> str | None:

@@ -75,14 +75,18 @@ class OpAuthority:
 
     @classmethod
     def of(cls, key: SessionKey, wall: Callable[[], float] = time.time) -> OpAuthority:
+        """The authority of a session with viewers (``key.viewers``)."""
+        if key.drawing_public is None:
+            raise ValueError("a session without viewers has no drawing key: its ops need none")
         return cls(key.drawing_public, key.drawing_secret, wall)
 
     @classmethod
     def for_session(
         cls, key: SessionKey | None, wall: Callable[[], float] = time.time
     ) -> OpAuthority | None:
-        """A private session's authority; None for a session in clear, whose ops need none."""
-        return None if key is None else cls.of(key, wall)
+        """The authority of a private session with viewers; None for a session in clear or
+        one without viewers, where whoever can send an op may draw (keys.py)."""
+        return None if key is None or not key.viewers else cls.of(key, wall)
 
     @property
     def can_sign(self) -> bool:

@@ -45,6 +45,7 @@ from whiteboard.sessionlog.sealing import (
     LogOpener,
     RecordingLocked,
     Unlock,
+    drawing_key_of,
     opener_for,
 )
 
@@ -140,15 +141,13 @@ class SessionLogReader:
             raise self._fail(f"is damaged (its header is invalid: {exc})") from None
         if not isinstance(header, SessionHeader):
             raise self._fail("is damaged (it does not start with a header record)")
-        if self._opener is not None and header.drawing_key not in (
-            None,
-            self._opener.key.drawing_public.hex(),
-        ):
-            # Anyone with the view code can write such a file: it must not name a drawing
-            # key of its own, by which its replay would take its own ops as a drawer's.
+        if self._opener is not None and header.drawing_key != drawing_key_of(self._opener.key):
+            # Anyone with the view code can write such a file: it must name its session's
+            # drawing key, not one of its own, by which its replay would take its own ops
+            # as a drawer's, nor none, by which it would take ops with no proof.
             raise self._fail(
-                "names a drawing key that is not its session's: it was not recorded by a "
-                "member of that session, and is not replayed"
+                "does not name its session's drawing key: it was not recorded by a member of "
+                "that session, and is not replayed"
             )
         self._records = 1
         if header.schema_version > SCHEMA_VERSION:

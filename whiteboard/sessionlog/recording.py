@@ -33,6 +33,7 @@ from whiteboard.sessionlog.format import (
     to_us,
 )
 from whiteboard.sessionlog.paths import new_session_id
+from whiteboard.sessionlog.sealing import drawing_key_of
 from whiteboard.sessionlog.writer import FLUSH_TICK_S, SessionLogWriter
 from whiteboard.transport.events import (
     BoardStateReceived,
@@ -79,7 +80,7 @@ def new_header(
         member_id=member_id,
         member_name=_text(member_name),
         key_id=key.key_id.hex() if key is not None else None,
-        drawing_key=key.drawing_public.hex() if key is not None else None,
+        drawing_key=drawing_key_of(key),
     )
 
 

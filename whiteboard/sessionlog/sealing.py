@@ -28,8 +28,8 @@ import msgpack
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 
-from whiteboard.security import SessionKey, open_session_key
-from whiteboard.security.keys import KEY_ID_SIZE
+from whiteboard.security import SessionKey, derive_session_keys, is_view_code
+from whiteboard.security.keys import KEY_ID_SIZE, session_key_from_view_code
 from whiteboard.sessionlog.format import SessionLogError
 
 SEALED_FORMAT_VERSION = 2
@@ -54,9 +54,17 @@ class Unlock:
     # Keys derived from ``secret``, by group: scrypt takes ~0.2 s, and an export of many
     # recordings of one session derives it once.
     # Not an argument: a copy with another secret (dataclasses.replace) starts afresh.
-    derived: dict[str, SessionKey] = field(
+    derived: dict[str, tuple[SessionKey, ...]] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
+
+
+def drawing_key_of(key: SessionKey | None) -> str | None:
+    """What a log's header names as its session's drawing key (hex): the public key whose
+    proofs its ops carry, or None for a session in clear or one without viewers."""
+    if key is None or key.drawing_public is None:
+        return None
+    return key.drawing_public.hex()
 
 
 class RecordingLocked(SessionLogError):
@@ -133,21 +141,32 @@ def opener_for(seal_frame: bytes, unlock: Unlock) -> LogOpener:
             tried=False,
         )
     try:
-        key = unlock.derived.get(group) or open_session_key(secret, group, session_name)
+        keys = unlock.derived.get(group) or _keys_of(secret, group, session_name)
     except ValueError as exc:
         raise RecordingLocked(
             f"cannot be opened with that passphrase: {exc}", key_id, tried=True
         ) from None
-    unlock.derived[group] = key
-    if key.key_id != key_id:
-        raise RecordingLocked(
-            f"is a recording of another private session (key id {key_id.hex()}; that "
-            f"passphrase opens {key.key_id.hex()}): check the passphrase, and the session "
-            "name if it had one (--session-name)",
-            key_id,
-            tried=True,
-        )
-    return LogOpener(key, salt)
+    unlock.derived[group] = keys
+    for key in keys:
+        if key.key_id == key_id:
+            return LogOpener(key, salt)
+    opens = " or ".join(key.key_id.hex() for key in keys)
+    raise RecordingLocked(
+        f"is a recording of another private session (key id {key_id.hex()}; that "
+        f"passphrase opens {opens}): check the passphrase, and the session name if it had "
+        "one (--session-name)",
+        key_id,
+        tried=True,
+    )
+
+
+def _keys_of(secret: str, group: str, session_name: str) -> tuple[SessionKey, ...]:
+    """The keys ``secret`` opens on ``group``: a view code's, or a passphrase's session with
+    and without viewers (one scrypt for both)."""
+    if is_view_code(secret):
+        return (session_key_from_view_code(secret),)
+    keys = derive_session_keys(secret, group, session_name)
+    return (keys.without_viewers, keys.with_viewers)
 
 
 def _read_seal_frame(body: bytes) -> tuple[bytes, bytes, str]:
