@@ -4,6 +4,7 @@ multicast, and a window on the same group without it sees nothing of theirs and 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -180,6 +181,26 @@ def test_the_app_takes_a_passphrase_file_and_explains_a_bad_one(
     assert "at least 8 characters" in errors[-1] and "Traceback" not in errors[-1]
     assert main.run_app([*session, "--passphrase-file", str(tmp_path / "none")]) == 2
     assert "cannot read the passphrase file" in errors[-1]
+    assert main.run_app([*session, "--allow-viewers"]) == main.EXIT_CANNOT_OPEN
+    assert "--allow-viewers needs a private session" in errors[-1]
+
+
+def test_the_settings_dialog_keeps_what_it_does_not_show(qtbot: QtBot) -> None:
+    """Renaming oneself in Settings keeps the private session: the passphrase, the viewers
+    choice and the recording's encryption are not fields of that dialog, and stay."""
+    from tests.app.test_settings_dialog import INTERFACES, LOCAL
+    from whiteboard.app.settings_dialog import SettingsDialog
+
+    private = replace(
+        SAVED, passphrase=PASSPHRASE, allow_viewers=True, encrypt_recordings=False
+    )
+    dialog = SettingsDialog(private, interfaces=INTERFACES, local_addresses=LOCAL)
+    qtbot.addWidget(dialog)
+    retype(qtbot, dialog.name_edit, "Grace")
+    chosen, problems = dialog.collect()
+    assert not problems and chosen.display_name == "Grace"
+    assert chosen == replace(private, display_name="Grace")
+    assert chosen.session_key() == private.session_key()
 
 
 def test_a_passphrase_given_outside_prefills_the_start_dialog(
@@ -194,5 +215,6 @@ def test_a_passphrase_given_outside_prefills_the_start_dialog(
         press_ok(qtbot, dialog)
 
     QTimer.singleShot(200, look_and_accept)
-    chosen = choose_session(store, passphrase=PASSPHRASE)
+    chosen = choose_session(store, passphrase=PASSPHRASE, allow_viewers=True)
     assert chosen is not None and chosen.passphrase == PASSPHRASE
+    assert chosen.allow_viewers  # --allow-viewers ticks the box

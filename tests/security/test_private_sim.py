@@ -59,8 +59,8 @@ def drawn_session(
         ("raw", 0.0, "second passphrase"),
         ("rmp", 0.05, "second passphrase"),
         ("mtp", 0.05, "second passphrase"),
-        # The same passphrase, but a session that lets people watch: another session too,
-        # whose view code opens nothing of the first (keys.py).
+        # The same passphrase, but a session that lets people watch: another session too
+        # (keys.py); test_viewers.py holds its view code to that as well.
         ("mtp", 0.05, "first passphrase"),
     ],
 )

@@ -17,7 +17,11 @@ from whiteboard.carry import encode_carried
 from whiteboard.replica import Replica
 from whiteboard.security import (
     OpAuthority,
+    Opener,
     PassphraseError,
+    Sealer,
+    SealError,
+    SealFailure,
     derive_session_key,
     is_view_code,
     open_session_key,
@@ -73,7 +77,11 @@ def test_letting_people_watch_is_chosen_at_the_start_and_is_another_session() ->
     closed = derive_session_key("the drawing passphrase", GROUP, "review")
     assert not closed.viewers and closed.can_draw and DRAWER.viewers
     assert closed.key_id != DRAWER.key_id and closed.root != DRAWER.root
-    assert closed.root != VIEWER.root  # the view code's secret opens nothing of it
+    # The view code opens nothing of it, and makes nothing it opens.
+    for sealer_key, opener_key in ((VIEWER, closed), (closed, VIEWER), (DRAWER, closed)):
+        with pytest.raises(SealError) as refused:
+            Opener(opener_key).open(Sealer(sealer_key).seal(b"a stroke"))
+        assert refused.value.failure is SealFailure.FOREIGN_KEY
     with pytest.raises(PassphraseError, match="started without viewers"):
         closed.view_code()
     assert OpAuthority.for_session(closed) is None

@@ -153,19 +153,36 @@ def test_a_log_written_with_the_view_code_cannot_name_a_drawing_key_of_its_own(
     another drawing key (by which its replay would take the writer's ops as a drawer's) is
     refused, while the session's own opens."""
     viewer = session_key_from_view_code(KEY.view_code())
-    forged = dataclasses.replace(HEADER, key_id=KEY.key_id.hex(), drawing_key="ab" * 32)
+    honest_header = dataclasses.replace(HEADER, key_id=KEY.key_id.hex())
+    forged = dataclasses.replace(honest_header, drawing_key="ab" * 32)
     path = tmp_path / "forged.wblog"
     with SessionLogWriter(path, forged, sealer=LogSealer(viewer, GROUP)):
         pass
-    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
+    with pytest.raises(SessionLogError, match="does not name its session's keys"):
         read_log(path, Unlock(PASSPHRASE))
+    # Nor may it leave its session unnamed (no key id: a session in clear, taken unproven),
+    # with or without the drawing key.
+    for header_fields, message in (
+        ({"key_id": None, "drawing_key": None}, "does not name its session's keys"),
+        ({"key_id": None}, "does not name its session's keys"),
+    ):
+        unnamed = tmp_path / "no-key-id.wblog"
+        unnamed.unlink(missing_ok=True)
+        with SessionLogWriter(
+            unnamed,
+            dataclasses.replace(honest_header, **header_fields),
+            sealer=LogSealer(viewer, GROUP),
+        ):
+            pass
+        with pytest.raises(SessionLogError, match=message):
+            read_log(unnamed, Unlock(PASSPHRASE))
     # Nor may it name none, by which its replay would take ops with no proof.
     unnamed = tmp_path / "unnamed.wblog"
     with SessionLogWriter(
         unnamed, dataclasses.replace(forged, drawing_key=None), sealer=LogSealer(viewer, GROUP)
     ):
         pass
-    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
+    with pytest.raises(SessionLogError, match="does not name its session's keys"):
         read_log(unnamed, Unlock(PASSPHRASE))
     honest = dataclasses.replace(forged, drawing_key=KEY.drawing_public.hex())
     path = tmp_path / "honest.wblog"
@@ -211,6 +228,14 @@ def test_a_recording_of_a_session_without_viewers_opens_with_its_passphrase(
     assert log.header == own and list(log.records) == [LocalOpRecord(1_000, OP)]
     with pytest.raises(RecordingLocked, match="another private session"):
         read_log(path, Unlock(KEY.view_code()))  # the other session's view code
+    # A sealed file must say which session it is: one that claims to be in clear is refused.
+    anonymous = tmp_path / "anonymous.wblog"
+    with SessionLogWriter(
+        anonymous, dataclasses.replace(own, key_id=None), sealer=LogSealer(closed, GROUP)
+    ):
+        pass
+    with pytest.raises(SessionLogError, match="does not name its session's keys"):
+        read_log(anonymous, Unlock(PASSPHRASE))
     named = tmp_path / "named.wblog"
     with SessionLogWriter(
         named,
@@ -218,5 +243,18 @@ def test_a_recording_of_a_session_without_viewers_opens_with_its_passphrase(
         sealer=LogSealer(closed, GROUP),
     ):
         pass
-    with pytest.raises(SessionLogError, match="does not name its session's drawing key"):
+    with pytest.raises(SessionLogError, match="does not name its session's keys"):
         read_log(named, Unlock(PASSPHRASE))
+
+
+def test_a_header_with_a_drawing_key_but_no_key_id_is_refused() -> None:
+    """Only a private session has a drawing key; a header naming one without a key id (which
+    our writer never makes) would be taken for a session in clear by what checks proofs."""
+    import msgpack
+
+    from whiteboard.sessionlog.format import decode_record, record_items
+
+    items = record_items(dataclasses.replace(HEADER, key_id=None, drawing_key=None))
+    items += [None, KEY.drawing_public.hex()]
+    with pytest.raises(SessionLogError, match="'drawing_key' comes without a 'key_id'"):
+        decode_record(msgpack.packb(items))

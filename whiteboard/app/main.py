@@ -99,7 +99,12 @@ def run_app(argv: list[str]) -> int:
         return EXIT_CANNOT_OPEN
 
     settings: SessionSettings | None
-    if any(arg.split("=")[0] in SESSION_OPTIONS for arg in argv):
+    given_session = any(arg.split("=")[0] in SESSION_OPTIONS for arg in argv)
+    if given_session and args.allow_viewers and not passphrase:
+        # As `peer` and `sim` say it; the start dialog would show the box ticked instead.
+        show_error("--allow-viewers needs a private session: give --passphrase-file")
+        return EXIT_CANNOT_OPEN
+    if given_session:
         settings = SessionSettings(
             transport=args.transport,
             group=args.group,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 
 from PySide6.QtCore import QRect, Qt
 from PySide6.QtGui import QColor, QIcon, QPixmap, QResizeEvent
@@ -405,6 +406,10 @@ class SettingsDialog(QDialog):
 
     def set_settings(self, settings: SessionSettings) -> None:
         """Show ``settings`` in the widgets (problems cleared)."""
+        # What this dialog does not show (a private session's passphrase, whether people may
+        # watch, whether its recording is encrypted) is kept from these, never reset: a
+        # person who renames themselves stays in the private session.
+        self._base = settings
         select(self.transport_box, settings.transport)
         self.group_edit.setText(settings.group)
         self._fill_interfaces(settings.iface)
@@ -446,7 +451,8 @@ class SettingsDialog(QDialog):
             if overrides:
                 advanced[transport] = overrides
             problems.extend(form_problems)
-        settings = SessionSettings(
+        settings = replace(
+            self._base,
             transport=self.transport,
             group=self.group_edit.text().strip(),
             iface=str(self.iface_box.currentData()),

@@ -415,6 +415,9 @@ def _header(t_us: int, f: list[Any]) -> SessionHeader:
         raise SessionLogError(
             f"record field 'drawing_key' must be 64 hex digits, got {_short(drawing_key)}"
         )
+    if drawing_key is not None and key_id is None:
+        # Only a private session has a drawing key (the encoder never writes one alone).
+        raise SessionLogError("record field 'drawing_key' comes without a 'key_id'")
     if iface is not None:
         _str(iface, "iface")
     return SessionHeader(

@@ -141,13 +141,16 @@ class SessionLogReader:
             raise self._fail(f"is damaged (its header is invalid: {exc})") from None
         if not isinstance(header, SessionHeader):
             raise self._fail("is damaged (it does not start with a header record)")
-        if self._opener is not None and header.drawing_key != drawing_key_of(self._opener.key):
+        if self._opener is not None and (
+            header.key_id != self._opener.key.key_id.hex()
+            or header.drawing_key != drawing_key_of(self._opener.key)
+        ):
             # Anyone with the view code can write such a file: it must name its session's
             # drawing key, not one of its own, by which its replay would take its own ops
             # as a drawer's, nor none, by which it would take ops with no proof.
             raise self._fail(
-                "does not name its session's drawing key: it was not recorded by a member of "
-                "that session, and is not replayed"
+                "does not name its session's keys: it was not recorded by a member of that "
+                "session, and is not replayed"
             )
         self._records = 1
         if header.schema_version > SCHEMA_VERSION:
@@ -329,7 +332,7 @@ def op_authority(header: SessionHeader) -> OpAuthority | None:
     """What checks the ops of a recorded private session as its member did: the drawing
     key's public half from the header (docs/session-log.md). None for a session in clear, or
     a private one recorded before viewers existed, whose ops carry no proofs."""
-    if header.key_id is None or header.drawing_key is None:
+    if header.drawing_key is None:
         return None
     try:
         return OpAuthority(bytes.fromhex(header.drawing_key))
