@@ -23,6 +23,6 @@ lint: $(STAMP)
 	$(BIN)/mypy --strict $(STRICT)
 
 # A new top-level package (rmp/, mtp/, analytics/) needs the editable install redone.
-$(STAMP): pyproject.toml packaging/bootstrap.sh $(wildcard */__init__.py)
+$(STAMP): pyproject.toml setup.py packaging/bootstrap.sh $(wildcard */__init__.py)
 	bash packaging/bootstrap.sh "$(PYTHON)" "$(VENV)"
 	touch $(STAMP)

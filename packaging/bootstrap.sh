@@ -68,3 +68,25 @@ if [ -z "$java_found" ] || [ "$java_found" -lt 17 ]; then
         echo "openjdk-17-jre-headless) before running them or the test suite." >&2
     fi
 fi
+
+# The desktop integration (`whiteboard desktop install`, docs/install.md) indexes file types
+# with shared-mime-info's and desktop-file-utils' tools, and its tests validate the launcher
+# and metainfo with Debian's validators. Install them on Debian as root when missing.
+desktop_tools="desktop-file-validate:desktop-file-utils update-desktop-database:desktop-file-utils
+    appstreamcli:appstream update-mime-database:shared-mime-info"
+missing=""
+for pair in $desktop_tools; do
+    command -v "${pair%%:*}" >/dev/null || missing="$missing ${pair##*:}"
+done
+if [ -n "$missing" ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        echo "Installing the desktop tools (Debian:$missing)..."
+        apt-get update -qq
+        # shellcheck disable=SC2086
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null \
+            || echo "warning: could not install$missing; the desktop tests need them." >&2
+    else
+        echo "warning: 'whiteboard desktop install' works best with, and its tests need:" >&2
+        echo "  $missing (Debian package names)" >&2
+    fi
+fi

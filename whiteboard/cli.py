@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whiteboard import __version__
+from whiteboard.desktop.cli import add_desktop_parser, run_desktop
 from whiteboard.security.passphrase_source import add_passphrase_options
 from whiteboard.sessionlog.cli import (
     add_log_parser,
@@ -238,6 +239,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_recording_options(peer, encrypt_option=True)
 
     add_log_parser(sub)
+    add_desktop_parser(sub)
     replay = sub.add_parser(
         "replay", help="play a recorded session (a session log) back in a window"
     )
@@ -398,10 +400,19 @@ def _wants_app(argv: list[str]) -> bool:
     if not argv:
         return True
     first = argv[0]
-    return first == "app" or (first.startswith("-") and first not in _COMMAND_FLAGS)
+    if first == "app" or (first.startswith("-") and first not in _COMMAND_FLAGS):
+        return True
+    # ``whiteboard FILE``: what a desktop runs for a double-clicked board or recording.
+    return first not in COMMANDS and (
+        Path(first).suffix.lower() in FILE_SUFFIXES or Path(first).is_file()
+    )
 
 
 _COMMAND_FLAGS = ("-h", "--help", "--version")
+# Every subcommand of build_parser (tests/test_cli.py holds the two to each other): a file
+# named like one is given as ./NAME.
+COMMANDS = ("app", "analytics", "sim", "peer", "log", "desktop", "replay")
+FILE_SUFFIXES = (".wbd", ".wblog")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -417,6 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _run_sim(args)
         if args.command == "log":
             return run_log(args)
+        if args.command == "desktop":
+            return run_desktop(args)
         if args.command == "replay":
             return _run_replay(args)
         return _run_peer(args)

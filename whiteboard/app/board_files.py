@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QFileDialog, QMainWindow, QMessageBox
 
 from whiteboard.app.canvas import BoardCanvas
@@ -32,6 +33,7 @@ from whiteboard.board.files import (
 from whiteboard.replica import Replica
 from whiteboard.transport.driver import CoreDriver
 
+JOIN_POLL_MS = 200  # how often a board given at start looks whether the session is joined
 MESSAGE_MS = 15000  # how long a file's outcome stays in the status bar
 DONE_MS = 5000  # how long a "done" stays in the status bar
 
@@ -83,21 +85,44 @@ class BoardFiles:
         if not path:
             return
         opened = self._read_board_file(Path(path))
-        if opened is None:
+        if opened is not None:
+            self._confirm_and_import(opened, Path(path).name)
+
+    def _confirm_and_import(self, opened: OpenedBoard, name: str) -> None:
+        """Ask before replacing a board someone drew on; an empty one is simply filled."""
+        if not self._host.replica.board.objects():
+            self._import_board(opened, name)
             return
         answer = QMessageBox.question(
             self._window,
             "Open board",
-            f"Replace the board for everyone in the session with {Path(path).name}'s?\n\n"
+            f"Replace the board for everyone in the session with {name}'s?\n\n"
             "It is cleared, then what the file shows is drawn as yours. Undo brings the "
             "board back.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             QMessageBox.StandardButton.Cancel,
         )
         if answer == QMessageBox.StandardButton.Yes:
-            self._import_board(opened, Path(path).name)
+            self._import_board(opened, name)
         else:
             self._window.statusBar().clearMessage()
+
+    def open_when_joined(self, opened: OpenedBoard, name: str) -> None:
+        """A board given to the app (double-clicked, or ``whiteboard FILE.wbd``): opened into
+        the session once the window has joined it, as Open board would."""
+        self._window.statusBar().showMessage(f"{name} opens once the session is joined…")
+        timer = QTimer(self._window)
+        timer.setInterval(JOIN_POLL_MS)
+
+        def try_now() -> None:
+            if self._host.canvas.is_read_only():
+                return  # joining still (or reconnecting): the timer asks again
+            timer.stop()
+            timer.deleteLater()
+            self._confirm_and_import(opened, name)
+
+        timer.timeout.connect(try_now)
+        timer.start()
 
     def open_board_from(self, path: Path) -> bool:
         """Replace the shared board with the file's picture (whiteboard/app/importing.py).

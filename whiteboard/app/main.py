@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
-from PySide6.QtWidgets import QApplication, QMessageBox
+from PySide6.QtWidgets import QMessageBox
 
 from whiteboard.app.event_loop import run_until_closed
+from whiteboard.app.given_file import GivenFile, kind_of
+from whiteboard.app.identity import application
 from whiteboard.app.settings import (
     DEFAULT_GROUP,
     SessionSettings,
     login_name,
     role_words,
 )
+from whiteboard.board.files import OpenedBoard, open_board
 from whiteboard.security.passphrase_source import add_passphrase_options, read_passphrase
 from whiteboard.sessionlog.cli import add_recording_options
+from whiteboard.sessionlog.sealing import Unlock
 from whiteboard.transport.registry import transport_names
 
 EXIT_CANNOT_OPEN = 2
@@ -62,6 +67,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="on a transport with roles (mtp): host (the session's master: start it first), "
         "producer (draws), or viewer (sees the board, cannot draw)",
     )
+    parser.add_argument(
+        "file",
+        nargs="?",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="a board (.wbd) to open into the session, or a recording (.wblog) to replay "
+        "(what the desktop passes when one is double-clicked)",
+    )
     add_passphrase_options(parser, session_name=False)  # else typed in the start dialog
     add_recording_options(parser)
     return parser
@@ -84,11 +98,9 @@ def run_app(argv: list[str]) -> int:
 
     # Process-wide painting settings, before the start dialog or anything else paints.
     prepare_painting()
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
-    app.setApplicationName("Whiteboard")
-    app.setOrganizationName("Whiteboard")
+    app = application()
 
+    from whiteboard.app.replay_window import run_recording_app
     from whiteboard.app.start_dialog import choose_session  # after QApplication: widgets
     from whiteboard.app.window import MainWindow
 
@@ -97,6 +109,17 @@ def run_app(argv: list[str]) -> int:
     except ValueError as exc:
         show_error(str(exc))
         return EXIT_CANNOT_OPEN
+
+    opened: OpenedBoard | None = None
+    if args.file is not None:
+        try:
+            kind = kind_of(args.file)
+            if kind is GivenFile.RECORDING:
+                return run_recording_app(args.file, Unlock(passphrase or None))
+            opened = open_board(args.file)  # read before any session: a bad file is said now
+        except ValueError as exc:  # BoardFileError is one
+            show_error(str(exc))
+            return EXIT_CANNOT_OPEN
 
     settings: SessionSettings | None
     given_session = any(arg.split("=")[0] in SESSION_OPTIONS for arg in argv)
@@ -138,4 +161,6 @@ def run_app(argv: list[str]) -> int:
         return EXIT_CANNOT_OPEN
     window.settings = settings
     window.show()
+    if opened is not None and args.file is not None:
+        window.files.open_when_joined(opened, args.file.name)
     return run_until_closed(app, window)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import itertools
-import sys
 import time
 from bisect import bisect_left
 from collections.abc import Callable
@@ -41,6 +40,7 @@ from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import collect_and_freeze, collector_paused, thaw_when_gone
 from whiteboard.app.event_loop import run_until_closed
 from whiteboard.app.export import ExportError, export_png
+from whiteboard.app.identity import application
 from whiteboard.app.render import bounds
 from whiteboard.app.replay_highlight import HighlightOverlay
 from whiteboard.app.replay_members import ReplayMembers
@@ -75,6 +75,7 @@ WRONG_SECRET = (
 TICK_MS = 30  # a frame while playing: ~33 a second
 JUMP_US = 10_000_000  # Shift+arrow
 MESSAGE_MS = 15000
+EXIT_UNREADABLE = 2  # as `whiteboard replay` exits for a file it cannot read
 LOG_FILTER = "Session logs (*.wblog);;All files (*)"
 DEFAULT_SPEED = 1.0
 
@@ -448,12 +449,18 @@ def ask_open_recording(
     return open_recording(Path(path), parent, keys) if path else None
 
 
+def run_recording_app(path: Path, unlock: Unlock) -> int:
+    """``whiteboard FILE.wblog`` (a recording double-clicked on the desktop): its replay on
+    its own, asking for the passphrase of an encrypted one; 2 if it cannot be read (said so
+    in a message box: there may be no terminal to read)."""
+    application()
+    timeline = _read_recording(path, None, unlock)
+    return EXIT_UNREADABLE if timeline is None else run_replay_app(timeline)
+
+
 def run_replay_app(timeline: Timeline) -> int:
     """``whiteboard replay FILE``: the replay window on its own, until it is closed."""
-    existing = QApplication.instance()
-    app = existing if isinstance(existing, QApplication) else QApplication([sys.argv[0]])
-    app.setApplicationName("Whiteboard")
-    app.setOrganizationName("Whiteboard")
+    app = application()
     window = ReplayWindow(timeline, replay=prepared_replay(timeline))
     window.resize(1200, 800)
     window.show()
@@ -469,5 +476,6 @@ __all__ = [
     "ask_open_recording",
     "open_recording",
     "prepared_replay",
+    "run_recording_app",
     "run_replay_app",
 ]

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from coreapi.description import EventKind
+from whiteboard.app.about import add_help_menu
 from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
@@ -405,6 +406,7 @@ class MainWindow(QMainWindow):
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
+        add_help_menu(self)
 
     def _session_keys(self) -> tuple[SessionKey, ...]:
         """This session's key, if private: its encrypted recordings open without asking."""

@@ -1,0 +1,240 @@
+"""``whiteboard desktop install`` / ``uninstall``: the launcher, icons, file types and
+metainfo in the user's XDG data folder (``$XDG_DATA_HOME``, else ``~/.local/share``), so that
+the app is in the desktop's menu and double-clicking a ``.wbd`` opens it and a ``.wblog`` its
+replay (freedesktop Desktop Entry, Icon Theme and Shared MIME-info specifications).
+
+Install writes a manifest of every file it put there and every folder it made; uninstall
+takes out exactly those, and folders only if they are left empty, so that what was there
+before (other apps' files, a person's own) stays, and nothing of ours does. The indexes the
+desktop reads (the MIME database, the launchers' MIME cache) are rebuilt by the system's own
+tools when present, and removed with our last file if we made them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib.resources.abc import Traversable
+from pathlib import Path
+
+from whiteboard.desktop import assets
+
+MANIFEST = Path("whiteboard") / "desktop-install.json"
+MANIFEST_VERSION = 1
+TOOL_TIMEOUT_S = 60.0
+# What update-mime-database writes beside mime/packages: ours to remove only if the database
+# holds nothing but what we installed.
+_MIME_INDEX = "mime"
+_DESKTOP_INDEX = "mimeinfo.cache"
+
+
+@dataclass
+class DesktopReport:
+    """What install or uninstall did, for the person who ran it."""
+
+    data_home: Path
+    files: list[Path] = field(default_factory=list)  # written, or removed
+    notes: list[str] = field(default_factory=list)  # tools missing or failing, in plain words
+
+    def lines(self, verb: str) -> list[str]:
+        shown = [f"{verb} {len(self.files)} files under {self.data_home}"]
+        shown += [f"  {path.relative_to(self.data_home)}" for path in self.files]
+        return shown + [f"note: {note}" for note in self.notes]
+
+
+def data_home(environ: Mapping[str, str] | None = None) -> Path:
+    """The user's XDG data folder: ``$XDG_DATA_HOME`` if set to an absolute path (the
+    specification ignores a relative one), else ``~/.local/share``."""
+    env = os.environ if environ is None else environ
+    value = env.get("XDG_DATA_HOME", "")
+    if value and os.path.isabs(value):
+        return Path(value)
+    home = env.get("HOME") or str(Path.home())
+    return Path(home) / ".local" / "share"
+
+
+def launcher_command() -> list[str]:
+    """How the launcher starts this installation: its ``whiteboard`` script beside the
+    interpreter (a venv's, pipx's), else the interpreter running the package."""
+    script = Path(sys.executable).parent / "whiteboard"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script)]
+    return [sys.executable, "-m", "whiteboard"]
+
+
+def desktop_entry_text(command: list[str]) -> str:
+    """The shipped launcher with ``Exec`` and ``TryExec`` naming ``command`` (quoted as the
+    Desktop Entry specification asks), so that it starts this installation, not whichever
+    ``whiteboard`` comes first on the PATH."""
+    exec_line = " ".join(_desktop_quote(arg) for arg in command) + " %f"
+    lines = []
+    for line in assets.desktop_entry().read_text(encoding="utf-8").splitlines():
+        if line.startswith("Exec="):
+            line = f"Exec={exec_line}"
+        elif line.startswith("TryExec="):
+            line = f"TryExec={command[0]}"
+        lines.append(line)
+    return "\n".join(lines) + "\n"
+
+
+def _desktop_quote(arg: str) -> str:
+    # Desktop Entry spec, "The Exec key": reserved characters need the argument quoted, and
+    # within quotes '"', '`', '$' and '\' are escaped by a backslash; '%' is doubled.
+    arg = arg.replace("%", "%%")
+    if not any(c in arg for c in " \t\n\"'\\><~|&;$*?#()`"):
+        return arg
+    escaped = "".join("\\" + c if c in '"`$\\' else c for c in arg)
+    return f'"{escaped}"'
+
+
+def _planned(command: list[str]) -> dict[Path, bytes | Traversable]:
+    """Every file install writes, relative to the data folder, with its content."""
+    app = assets.APP_ID
+    icons = Path("icons") / "hicolor"
+    plan: dict[Path, bytes | Traversable] = {
+        Path("applications") / f"{app}.desktop": desktop_entry_text(command).encode("utf-8"),
+        Path("metainfo") / f"{app}.metainfo.xml": assets.metainfo(),
+        Path("mime") / "packages" / f"{app}.xml": assets.mime_types(),
+        icons / "scalable" / "apps" / f"{app}.svg": assets.app_icon_svg(),
+    }
+    for size in assets.ICON_SIZES:
+        plan[icons / f"{size}x{size}" / "apps" / f"{app}.png"] = assets.icon_png(size)
+    for mime, icon in assets.MIME_ICONS.items():
+        name = mime.replace("/", "-") + ".svg"
+        plan[icons / "scalable" / "mimetypes" / name] = assets.asset("icons", icon)
+    return plan
+
+
+def install(home: Path, command: list[str] | None = None) -> DesktopReport:
+    """Put the app's desktop files under ``home`` (an XDG data folder); again over an earlier
+    install, it replaces ours and keeps the folders recorded as made by the first."""
+    report = DesktopReport(home)
+    previous = _read_manifest(home)
+    made_dirs = list(previous.get("dirs", []))
+    plan = _planned(command or launcher_command())
+    if not home.exists():
+        home.mkdir(parents=True)
+        made_dirs.append(".")  # the data folder itself: it goes too if we leave it empty
+    for relative, content in plan.items():
+        target = home / relative
+        for folder in reversed([*target.parents]):
+            if folder == home or home not in folder.parents:
+                continue
+            if not folder.exists():
+                folder.mkdir()
+                made_dirs.append(str(folder.relative_to(home)))
+        data = content if isinstance(content, bytes) else content.read_bytes()
+        temporary = target.with_name(target.name + ".part")
+        temporary.write_bytes(data)
+        temporary.replace(target)
+        report.files.append(target)
+    manifest = home / MANIFEST
+    if not manifest.parent.exists():
+        manifest.parent.mkdir(parents=True)
+        made_dirs.append(str(MANIFEST.parent))
+    files = [str(path) for path in plan]
+    manifest.write_text(
+        json.dumps({"version": MANIFEST_VERSION, "files": files, "dirs": made_dirs}, indent=1)
+    )
+    _refresh_indexes(home, report)
+    return report
+
+
+def uninstall(home: Path) -> DesktopReport:
+    """Take out what :func:`install` put under ``home``, by its manifest; nothing else."""
+    report = DesktopReport(home)
+    manifest = _read_manifest(home)
+    if not manifest:
+        report.notes.append(f"nothing to remove: no install of whiteboard under {home}")
+        return report
+    for name in manifest.get("files", []):
+        target = home / name
+        if target.is_file() or target.is_symlink():
+            target.unlink()
+            report.files.append(target)
+    (home / MANIFEST).unlink()
+    made = {home / name for name in manifest.get("dirs", [])}
+    _drop_own_indexes(home, made, report)
+    _refresh_indexes(home, report)
+    # Deepest first, and only if empty: a folder someone else put files in stays.
+    for folder in sorted(made, key=lambda path: len(path.parts), reverse=True):
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+    return report
+
+
+def _read_manifest(home: Path) -> dict[str, list[str]]:
+    path = home / MANIFEST
+    try:
+        data = json.loads(path.read_text())
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"the install record {path} cannot be read ({exc}): remove it") from None
+    if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
+        raise ValueError(f"the install record {path} is not one this version wrote: remove it")
+    safe = {}
+    for key in ("files", "dirs"):
+        names = data.get(key, [])
+        # Only paths inside the data folder: a doctored record cannot make uninstall delete
+        # anything else.
+        if not isinstance(names, list) or not all(_inside(name) for name in names):
+            raise ValueError(f"the install record {path} is damaged: remove it")
+        safe[key] = names
+    return safe
+
+
+def _inside(name: object) -> bool:
+    if not isinstance(name, str) or not name:
+        return False
+    path = Path(name)
+    return not path.is_absolute() and ".." not in path.parts
+
+
+def _drop_own_indexes(home: Path, made: set[Path], report: DesktopReport) -> None:
+    """The indexes the tools built from our files alone, if we made their folders: a folder
+    that held nothing else before gets no rebuilt index of nothing."""
+    mime = home / _MIME_INDEX
+    packages = mime / "packages"
+    if mime in made and not (packages.is_dir() and any(packages.iterdir())):
+        shutil.rmtree(mime, ignore_errors=True)
+    applications = home / "applications"
+    cache = applications / _DESKTOP_INDEX
+    if applications in made and cache.exists() and list(applications.iterdir()) == [cache]:
+        cache.unlink()
+
+
+def _refresh_indexes(home: Path, report: DesktopReport) -> None:
+    """Rebuild what desktops read instead of our files: the MIME database (file types) and
+    the launchers' MIME cache (which app opens them). Missing tools are said, not fatal:
+    most desktops also watch the folders."""
+    mime = home / _MIME_INDEX
+    if (mime / "packages").is_dir():
+        _run(["update-mime-database", str(mime)], "file types", report)
+    applications = home / "applications"
+    if applications.is_dir() and any(p.suffix == ".desktop" for p in applications.iterdir()):
+        _run(["update-desktop-database", str(applications)], "file associations", report)
+
+
+def _run(command: list[str], what: str, report: DesktopReport) -> None:
+    tool = shutil.which(command[0])
+    if tool is None:
+        report.notes.append(
+            f"{command[0]} is not installed: the desktop may notice the {what} only after the "
+            "next login (Debian: shared-mime-info, desktop-file-utils)"
+        )
+        return
+    try:
+        done = subprocess.run(
+            [tool, *command[1:]], capture_output=True, text=True, timeout=TOOL_TIMEOUT_S
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        report.notes.append(f"{shlex.join(command)} failed: {exc}")
+        return
+    if done.returncode != 0:
+        report.notes.append(f"{shlex.join(command)} failed: {done.stderr.strip()[:300]}")
