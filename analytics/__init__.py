@@ -14,6 +14,14 @@ The package needs the ``analytics`` extra (PySpark, pyarrow) and Java 17; nothin
 project imports it.
 """
 
+# What a person is told when the extra is missing (docs/install.md), after what was missing.
+MISSING_EXTRA = (
+    "the analytics need PySpark and pyarrow ({missing}): install the 'analytics' extra, "
+    "with pipx install 'whiteboard[analytics]' (pipx inject whiteboard pyspark pyarrow if "
+    "whiteboard is installed already), pip install 'whiteboard[analytics]' in its environment, "
+    "or, in a clone, make test"
+)
+
 # The tables of the ``metrics`` job, in the order they are written and described in
 # docs/analytics.md, with the columns each is sorted by.
 TABLES: dict[str, tuple[str, ...]] = {

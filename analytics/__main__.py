@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from analytics import TABLES, AnalyticsError, cluster
+from analytics import MISSING_EXTRA, TABLES, AnalyticsError, cluster
 from whiteboard.security.passphrase_source import add_passphrase_options
 
 EXIT_OK = 0
@@ -102,10 +102,7 @@ def run_metrics(args: argparse.Namespace) -> int:
 
 
 def _without_spark(exc: ImportError) -> AnalyticsError:
-    return AnalyticsError(
-        f"the analytics need PySpark and pyarrow ({exc}): install the 'analytics' extra, "
-        "for example .venv/bin/pip install -e '.[analytics]'"
-    )
+    return AnalyticsError(MISSING_EXTRA.format(missing=exc))
 
 
 def _run_spark_job(args: argparse.Namespace) -> int:

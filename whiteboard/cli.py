@@ -382,14 +382,11 @@ def _run_app(argv: Sequence[str]) -> int:
 def _run_analytics(argv: Sequence[str]) -> int:
     # Its own parser and its own imports (PySpark): ``whiteboard analytics ...`` is
     # ``python -m analytics ...`` under the whiteboard command.
+    from analytics import MISSING_EXTRA  # no PySpark in the package itself
     try:
         from analytics.__main__ import main as analytics_main
     except ImportError as exc:
-        print(
-            f"whiteboard: the analytics need PySpark and pyarrow ({exc}): install the "
-            "'analytics' extra, for example .venv/bin/pip install -e '.[analytics]'",
-            file=sys.stderr,
-        )
+        print(f"whiteboard: {MISSING_EXTRA.format(missing=exc)}", file=sys.stderr)
         return 2
     return analytics_main(list(argv), prog="whiteboard analytics")
 
