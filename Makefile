@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint
+.PHONY: run test lint bundle
 
 run: $(STAMP)
 	$(BIN)/whiteboard
@@ -16,6 +16,10 @@ test: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 	$(BIN)/mypy --strict $(STRICT)
+
+# A self-contained build for machines without Python (docs/install.md): dist/whiteboard-*/.
+bundle: $(STAMP)
+	bash packaging/bundle.sh "$(PYTHON)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

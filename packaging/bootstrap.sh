@@ -71,9 +71,10 @@ fi
 
 # The desktop integration (`whiteboard desktop install`, docs/install.md) indexes file types
 # with shared-mime-info's and desktop-file-utils' tools, and its tests validate the launcher
-# and metainfo with Debian's validators. Install them on Debian as root when missing.
+# and metainfo with Debian's validators and start the bundle on a virtual screen (Xvfb).
+# Install them on Debian as root when missing.
 desktop_tools="desktop-file-validate:desktop-file-utils update-desktop-database:desktop-file-utils
-    appstreamcli:appstream update-mime-database:shared-mime-info"
+    appstreamcli:appstream update-mime-database:shared-mime-info Xvfb:xvfb"
 missing=""
 for pair in $desktop_tools; do
     command -v "${pair%%:*}" >/dev/null || missing="$missing ${pair##*:}"

@@ -32,7 +32,9 @@ def root() -> Traversable:
 
 def asset(*parts: str) -> Traversable:
     """One shipped file, e.g. ``asset("icons", "whiteboard.svg")``; AssetsMissing if absent."""
-    found = root().joinpath(*parts)
+    found = root()
+    for part in parts:  # one at a time: a frozen app's MultiplexedPath takes one (3.11)
+        found = found.joinpath(part)
     if not found.is_file():
         raise AssetsMissing(f"this installation of whiteboard lacks {'/'.join(parts)}: reinstall")
     return found
