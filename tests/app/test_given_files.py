@@ -81,6 +81,13 @@ def test_a_board_given_opens_into_the_session_once_it_is_joined(
     box = show_about(window)
     assert f"Whiteboard {__version__}" in box.text() and not box.iconPixmap().isNull()
     box.close()
+    # Help > Replay a sample session: the shipped recording in a replay window.
+    [help_action] = [a for a in window.menuBar().actions() if a.text() == "&Help"]
+    [sample_action] = [a for a in help_action.menu().actions() if "sample" in a.text()]
+    sample_action.trigger()
+    replays = [w for w in visible(ReplayWindow) if isinstance(w, ReplayWindow)]
+    assert len(replays) == 1 and replays[0].timeline.header.group == assets_group()
+    replays[0].close()
     window.deleteLater()
 
 

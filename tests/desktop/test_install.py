@@ -154,3 +154,15 @@ def test_uninstall_with_nothing_installed_says_so(tmp_path: Path) -> None:
     report = uninstall(tmp_path)
     assert report.files == [] and "nothing to remove" in report.notes[0]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_sample_session_is_copied_where_asked(tmp_path: Path) -> None:
+    folder = tmp_path / "try"
+    done = subprocess.run(
+        whiteboard_command("desktop", "samples", str(folder)),
+        capture_output=True, text=True, timeout=120, env=child_env(), cwd=ROOT,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    copied = sorted(p.name for p in folder.iterdir())
+    assert copied == [sample.name for sample in assets.samples()]
+    assert f"whiteboard replay {folder / copied[0]}" in done.stdout

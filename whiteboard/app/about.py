@@ -4,12 +4,15 @@ runs on, for a person reporting a problem."""
 from __future__ import annotations
 
 import platform
+from collections.abc import Callable
+from pathlib import Path
 
 from PySide6 import __version__ as pyside_version
 from PySide6.QtWidgets import QMainWindow, QMessageBox
 
 from whiteboard import __version__
 from whiteboard.app.identity import APP_NAME, app_icon
+from whiteboard.desktop import assets
 
 
 def about_text() -> str:
@@ -22,11 +25,21 @@ def about_text() -> str:
     )
 
 
-def add_help_menu(window: QMainWindow) -> None:
-    """The window's Help menu, with its About box."""
+def add_help_menu(window: QMainWindow, replay_sample: Callable[[], object]) -> None:
+    """The window's Help menu: a sample session to replay, and the About box."""
     help_menu = window.menuBar().addMenu("&Help")
+    sample = help_menu.addAction("&Replay a sample session")
+    sample.setToolTip("A short recorded session of three people drawing, to try replay on")
+    sample.triggered.connect(replay_sample)
+    help_menu.addSeparator()
     about = help_menu.addAction(f"&About {APP_NAME}")
     about.triggered.connect(lambda: show_about(window))
+
+
+def sample_recording() -> Path:
+    """The shipped sample session's first member's log (a real file in a wheel's install, an
+    editable one and the bundle alike)."""
+    return Path(str(assets.samples()[0]))
 
 
 def show_about(window: QMainWindow) -> QMessageBox:

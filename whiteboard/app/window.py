@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from coreapi.description import EventKind
-from whiteboard.app.about import add_help_menu
+from whiteboard.app.about import add_help_menu, sample_recording
 from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
@@ -34,7 +34,7 @@ from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.own_presence import OwnPresence
 from whiteboard.app.qt_reactor import QtReactor
-from whiteboard.app.replay_window import ask_open_recording
+from whiteboard.app.replay_window import ask_open_recording, open_recording
 from whiteboard.app.session import SessionSpec
 from whiteboard.app.session_banner import ElidedLabel, SessionBanner, SessionStateView
 from whiteboard.app.session_state import SessionLink, SessionTracker
@@ -406,7 +406,7 @@ class MainWindow(QMainWindow):
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
-        add_help_menu(self)
+        add_help_menu(self, lambda: open_recording(sample_recording(), self))
 
     def _session_keys(self) -> tuple[SessionKey, ...]:
         """This session's key, if private: its encrypted recordings open without asking."""

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from whiteboard.desktop.install import data_home, install, uninstall
+from whiteboard.desktop.install import copy_samples, data_home, install, uninstall
 
 
 def add_desktop_parser(sub: Any) -> None:
@@ -20,6 +20,18 @@ def add_desktop_parser(sub: Any) -> None:
         "that. Only your own folders change (XDG_DATA_HOME, else ~/.local/share).",
     )
     actions = desktop.add_subparsers(dest="action", metavar="ACTION", required=True)
+    samples = actions.add_parser(
+        "samples",
+        help="copy a sample recorded session into a folder, to try replay and the analytics",
+    )
+    samples.add_argument(
+        "folder",
+        type=Path,
+        nargs="?",
+        default=Path("whiteboard-samples"),
+        metavar="FOLDER",
+        help="where to copy it (default: ./whiteboard-samples)",
+    )
     for action, text in (
         ("install", "install the launcher, icons, file types and metainfo"),
         ("uninstall", "remove what 'desktop install' put there, and nothing else"),
@@ -35,6 +47,12 @@ def add_desktop_parser(sub: Any) -> None:
 
 
 def run_desktop(args: argparse.Namespace) -> int:
+    if args.action == "samples":
+        copied = copy_samples(args.folder)
+        print(f"a sample session, {len(copied)} members' recordings, in {args.folder}:")
+        print(f"  whiteboard replay {copied[0]}")
+        print(f"  whiteboard analytics metrics {args.folder} --out {args.folder / 'metrics'}")
+        return 0
     home = args.data_home if args.data_home is not None else data_home()
     if args.action == "install":
         report = install(home.absolute())

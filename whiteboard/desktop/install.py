@@ -238,3 +238,16 @@ def _run(command: list[str], what: str, report: DesktopReport) -> None:
         return
     if done.returncode != 0:
         report.notes.append(f"{shlex.join(command)} failed: {done.stderr.strip()[:300]}")
+
+
+def copy_samples(folder: Path) -> list[Path]:
+    """Copy the sample recorded session (each member's log) into ``folder``, made if needed,
+    for trying replay and the analytics on; an existing file of the same name is kept."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copied = []
+    for sample in assets.samples():
+        target = folder / sample.name
+        if not target.exists():
+            target.write_bytes(sample.read_bytes())
+        copied.append(target)
+    return copied
