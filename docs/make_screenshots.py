@@ -24,8 +24,10 @@ os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 from PySide6.QtCore import QEventLoop, QPoint, Qt, QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QWidget
 
+from whiteboard.app.about import show_about
+from whiteboard.app.identity import application
 from whiteboard.app.settings import SessionSettings
 from whiteboard.app.settings_dialog import SettingsDialog
 from whiteboard.app.start_dialog import StartDialog
@@ -187,6 +189,10 @@ def main_window(net: NetConfig) -> None:
     ada.canvas.set_tool(ToolKind.SELECT)
     drag(ada, [(60, 70), (300, 190), (620, 190)])  # rubber band around the two boxes
     shoot(ada, "selection")
+    about = show_about(ada)  # Help > About Whiteboard
+    settle()
+    shoot(about, "about-box")
+    about.close()
     for window in (ada, bob):
         window.close()
     wait_for(lambda: ada.transport.finished and bob.transport.finished, "leaving", 10)
@@ -261,8 +267,7 @@ def session_states(net: NetConfig) -> None:
 
 
 def main() -> int:
-    app = QApplication(sys.argv)
-    app.setApplicationName("Whiteboard")
+    _app = application()  # named, with the icon, as the app is; kept alive till the end
     groups = set(sys.argv[1:]) or {"dialogs", "main", "session", "private"}
     rng = random.Random()
     group = GroupAddress(f"239.255.{rng.randrange(1, 255)}.{rng.randrange(1, 255)}", 40123)

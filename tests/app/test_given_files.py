@@ -159,3 +159,25 @@ def test_the_command_line_routes_files_to_the_app(tmp_path: Path) -> None:
     renamed.write_bytes(b"")
     assert _wants_app([str(renamed)])
     assert not _wants_app(["sim", "--peers", "3"]) and not _wants_app(["--version"])
+
+
+@pytest.mark.network
+def test_a_board_given_to_a_viewer_is_said_not_opened(
+    qtbot: QtBot, errors: list[str], net: NetConfig, tmp_path: Path
+) -> None:
+    path = a_board_file(tmp_path / "meeting.wbd")
+    said: list[str] = []
+
+    def look() -> None:
+        windows = [w for w in visible(MainWindow) if isinstance(w, MainWindow)]
+        if not windows:
+            QTimer.singleShot(50, look)
+            return
+        said.append(windows[0].statusBar().currentMessage())
+        windows[0].close()
+
+    QTimer.singleShot(50, look)
+    argv = [str(path), "--transport", "mtp", "--role", "viewer", "--group", str(net.group),
+            "--iface", "127.0.0.1", "--ttl", "0"]  # fmt: skip
+    assert main.run_app(argv) == 0
+    assert said and said[0].startswith("meeting.wbd was not opened: You joined as a viewer")

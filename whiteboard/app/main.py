@@ -162,5 +162,10 @@ def run_app(argv: list[str]) -> int:
     window.settings = settings
     window.show()
     if opened is not None and args.file is not None:
-        window.files.open_when_joined(opened, args.file.name)
+        # A viewer (a view code, an MTP consumer) never gets to draw: said, not waited for.
+        reason = window.spec.why_view_only()
+        if reason is None:
+            window.files.open_when_joined(opened, args.file.name)
+        else:
+            window.statusBar().showMessage(f"{args.file.name} was not opened: {reason}")
     return run_until_closed(app, window)
