@@ -16,10 +16,9 @@ project imports it.
 
 # What a person is told when the extra is missing (docs/install.md), after what was missing.
 MISSING_EXTRA = (
-    "the analytics need PySpark and pyarrow ({missing}): install the 'analytics' extra, "
-    "with pipx install 'whiteboard[analytics]' (pipx inject whiteboard pyspark pyarrow if "
-    "whiteboard is installed already), pip install 'whiteboard[analytics]' in its environment, "
-    "or, in a clone, make test"
+    "the analytics need PySpark and pyarrow ({missing}), the 'analytics' extra: add them with "
+    "pipx inject whiteboard pyspark pyarrow (installed with pipx), pip install pyspark pyarrow "
+    "in whiteboard's environment, or make test in a clone (docs/install.md)"
 )
 
 # The tables of the ``metrics`` job, in the order they are written and described in

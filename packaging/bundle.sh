@@ -15,7 +15,9 @@ mkdir -p "$work"
 
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install --quiet --upgrade pip build
-"$work/venv/bin/python" -m build --wheel --outdir "$work/wheel" "$root" >"$work/build.log"
+# The sdist first, the wheel from it (in a temporary folder): nothing is built in the clone,
+# and nothing stale from an earlier build (setuptools' build/lib) gets into the wheel.
+"$work/venv/bin/python" -m build --outdir "$work/wheel" "$root" >"$work/build.log"
 wheel=$(ls "$work"/wheel/whiteboard-*.whl)
 "$work/venv/bin/python" -m pip install --quiet "$wheel" "pyinstaller>=6.10"
 version=$("$work/venv/bin/python" -c 'import whiteboard; print(whiteboard.__version__)')

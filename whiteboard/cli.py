@@ -382,7 +382,11 @@ def _run_app(argv: Sequence[str]) -> int:
 def _run_analytics(argv: Sequence[str]) -> int:
     # Its own parser and its own imports (PySpark): ``whiteboard analytics ...`` is
     # ``python -m analytics ...`` under the whiteboard command.
-    from analytics import MISSING_EXTRA  # no PySpark in the package itself
+    try:
+        from analytics import MISSING_EXTRA  # no PySpark in the package itself
+    except ImportError:
+        print(NO_ANALYTICS, file=sys.stderr)  # the bundle leaves them out
+        return 2
     try:
         from analytics.__main__ import main as analytics_main
     except ImportError as exc:
@@ -406,6 +410,10 @@ def _wants_app(argv: list[str]) -> bool:
 
 
 _COMMAND_FLAGS = ("-h", "--help", "--version")
+NO_ANALYTICS = (
+    "whiteboard: this build has no analytics (the self-contained bundle leaves them out: they "
+    "need Java and PySpark): install the wheel and its analytics extra (docs/install.md)"
+)
 # Every subcommand of build_parser (tests/test_cli.py holds the two to each other): a file
 # named like one is given as ./NAME.
 COMMANDS = ("app", "analytics", "sim", "peer", "log", "desktop", "replay")

@@ -181,3 +181,25 @@ def test_a_board_given_to_a_viewer_is_said_not_opened(
             "--iface", "127.0.0.1", "--ttl", "0"]  # fmt: skip
     assert main.run_app(argv) == 0
     assert said and said[0].startswith("meeting.wbd was not opened: You joined as a viewer")
+
+
+@pytest.mark.network
+def test_a_board_waiting_for_its_session_is_not_opened_into_the_next(
+    qtbot: QtBot, net: NetConfig, tmp_path: Path
+) -> None:
+    """Given before the session was joined, a board belongs to that session: if the window
+    moves to another session first, it is said not opened, and the other stays untouched."""
+    from dataclasses import replace
+
+    from tests.app.test_window import open_window
+    from whiteboard.board.files import open_board
+    from whiteboard.net.sockets import GroupAddress
+
+    window = open_window(qtbot, net, "dora")
+    window.files.open_when_joined(open_board(a_board_file(tmp_path / "m.wbd")), "m.wbd")
+    other = replace(net, group=GroupAddress(net.group.host, net.group.port + 1))
+    window.switch_session(replace(window.spec, net=other))
+    qtbot.waitUntil(lambda: "was not opened" in window.statusBar().currentMessage(), timeout=10_000)
+    qtbot.waitUntil(lambda: not window.canvas.is_read_only(), timeout=30_000)
+    qtbot.wait(600)  # three polls of the board's timer, had it kept going
+    assert window.replica.board.objects() == []

@@ -17,6 +17,7 @@ import pytest
 from tests.desktop.test_wheel import wait_for_join
 from tests.processes import ROOT
 from whiteboard import __version__
+from whiteboard.cli import NO_ANALYTICS
 from whiteboard.sessionlog import read_log
 
 BUILD_TIMEOUT_S = 900.0
@@ -65,6 +66,11 @@ def test_the_bundle_runs_without_python(tmp_path: Path) -> None:
                  "127.0.0.1", "--ttl", "0", "--name", "p", "--send", "5", "--rate", "50",
                  "--duration", "3", "--no-log", "--json")  # fmt: skip
     assert '"delivered_total": 5' in result
+    # The analytics are not in the bundle: said so, not a traceback.
+    missing = subprocess.run([program, "analytics", "metrics", str(tmp_path), "--out",
+                              str(tmp_path / "m")], capture_output=True, text=True,
+                             timeout=120, env=env, cwd=tmp_path)  # fmt: skip
+    assert missing.returncode == 2 and missing.stderr.strip() == NO_ANALYTICS
 
     screen = subprocess.Popen([xvfb, "-displayfd", "1", "-screen", "0", "1280x800x24"],
                               stdout=subprocess.PIPE, text=True)  # fmt: skip

@@ -125,15 +125,65 @@ def test_uninstall_keeps_what_others_put_there(tmp_path: Path) -> None:
     assert not [name for name in after if assets.APP_ID in name]
 
 
-def test_a_path_with_spaces_is_quoted_as_the_launcher_spec_asks(tmp_path: Path) -> None:
-    text = desktop_entry_text(["/opt/white board/bin/whiteboard"])
-    assert 'Exec="/opt/white board/bin/whiteboard" %f' in text
+@pytest.mark.parametrize(
+    ("path", "exec_line", "try_exec"),
+    [
+        ("/opt/white board/bin/whiteboard", '"/opt/white board/bin/whiteboard" %f', None),
+        # Inside quotes '$' and '\' are escaped, then every backslash is doubled, as the
+        # value is read with the string escapes first (Desktop Entry spec).
+        ("/opt/a\\b $x/whiteboard", '"/opt/a\\\\\\\\b \\\\$x/whiteboard" %f',
+         "/opt/a\\\\b $x/whiteboard"),
+        ("/opt/100%/whiteboard", "/opt/100%%/whiteboard %f", "/opt/100%/whiteboard"),
+    ],
+)
+def test_a_launcher_path_is_quoted_as_the_launcher_spec_asks(
+    tmp_path: Path, path: str, exec_line: str, try_exec: str | None
+) -> None:
+    text = desktop_entry_text([path])
+    assert f"\nExec={exec_line}\n" in text
+    assert f"\nTryExec={try_exec or path}\n" in text
     launcher = tmp_path / f"{assets.APP_ID}.desktop"
     launcher.write_text(text)
     checked = subprocess.run(
         [tool("desktop-file-validate"), str(launcher)], capture_output=True, text=True
     )
     assert checked.returncode == 0, checked.stdout
+
+
+def test_folders_that_were_there_empty_are_left_as_they_were(tmp_path: Path) -> None:
+    """A desktop often makes applications/ and mime/ before any app fills them: after install
+    and uninstall they are there, empty, with no index naming us."""
+    home = tmp_path / "share"
+    for folder in ("applications", "mime", "icons"):
+        (home / folder).mkdir(parents=True)
+    before = everything_under(home)
+    install(home, ["whiteboard"])
+    cache = home / "applications" / "mimeinfo.cache"
+    assert assets.APP_ID in cache.read_text()
+    uninstall(home)
+    assert everything_under(home) == before
+    # A cache that was there before stays, rebuilt without us.
+    cache.write_text("[MIME Cache]\n")
+    install(home, ["whiteboard"])
+    uninstall(home)
+    assert cache.exists() and assets.APP_ID not in cache.read_text()
+
+
+def test_a_reinstall_takes_out_what_the_new_version_no_longer_ships(tmp_path: Path) -> None:
+    home = tmp_path / "share"
+    install(home, ["whiteboard"])
+    old = home / "icons" / "hicolor" / "1024x1024" / "apps" / f"{assets.APP_ID}.png"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"an older version's icon")
+    record = home / MANIFEST
+    data = json.loads(record.read_text())
+    data["files"].append(str(old.relative_to(home)))
+    data["dirs"] += [str(old.parent.parent.relative_to(home)), str(old.parent.relative_to(home))]
+    record.write_text(json.dumps(data))  # as the older version would have recorded it
+    install(home, ["whiteboard"])
+    assert not old.exists()
+    uninstall(home)
+    assert not home.exists(), everything_under(home)
 
 
 def test_a_doctored_install_record_deletes_nothing_outside(tmp_path: Path) -> None:

@@ -83,7 +83,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_runs_there(tmp_path: Path) -> 
         [whiteboard, "analytics", "metrics", str(tmp_path), "--out", str(tmp_path / "out")],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert missing.returncode == 2 and "pipx install 'whiteboard[analytics]'" in missing.stderr
+    assert missing.returncode == 2 and "pipx inject whiteboard pyspark pyarrow" in missing.stderr
     assert "Traceback" not in missing.stderr
 
     # The app starts offscreen, joins a session (its log says so) and leaves on Ctrl+C.

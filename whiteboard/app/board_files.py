@@ -113,8 +113,16 @@ class BoardFiles:
         self._window.statusBar().showMessage(f"{name} opens once the session is joined…")
         timer = QTimer(self._window)
         timer.setInterval(JOIN_POLL_MS)
+        session = self._host.transport  # the session it was given for, and no other
 
         def try_now() -> None:
+            if self._host.transport is not session or session.finished:
+                timer.stop()
+                timer.deleteLater()
+                self._window.statusBar().showMessage(
+                    f"{name} was not opened: the session it was for ended", MESSAGE_MS
+                )
+                return
             if self._host.canvas.is_read_only():
                 return  # joining still (or reconnecting): the timer asks again
             timer.stop()

@@ -71,25 +71,31 @@ def desktop_entry_text(command: list[str]) -> str:
     """The shipped launcher with ``Exec`` and ``TryExec`` naming ``command`` (quoted as the
     Desktop Entry specification asks), so that it starts this installation, not whichever
     ``whiteboard`` comes first on the PATH."""
-    exec_line = " ".join(_desktop_quote(arg) for arg in command) + " %f"
+    exec_line = " ".join(_exec_quote(arg) for arg in command) + " %f"
     lines = []
     for line in assets.desktop_entry().read_text(encoding="utf-8").splitlines():
         if line.startswith("Exec="):
-            line = f"Exec={exec_line}"
+            line = f"Exec={_string_escape(exec_line)}"
         elif line.startswith("TryExec="):
-            line = f"TryExec={command[0]}"
+            line = f"TryExec={_string_escape(command[0])}"
         lines.append(line)
     return "\n".join(lines) + "\n"
 
 
-def _desktop_quote(arg: str) -> str:
-    # Desktop Entry spec, "The Exec key": reserved characters need the argument quoted, and
-    # within quotes '"', '`', '$' and '\' are escaped by a backslash; '%' is doubled.
+def _exec_quote(arg: str) -> str:
+    # Desktop Entry spec, "The Exec key": an argument with a reserved character is quoted,
+    # and within the quotes '"', '`', '$' and '\' are escaped by a backslash; '%' is doubled.
     arg = arg.replace("%", "%%")
     if not any(c in arg for c in " \t\n\"'\\><~|&;$*?#()`"):
         return arg
     escaped = "".join("\\" + c if c in '"`$\\' else c for c in arg)
     return f'"{escaped}"'
+
+
+def _string_escape(value: str) -> str:
+    # The value of a key of type string is read with the escapes \s \n \t \r \\ applied
+    # first ("Possible value types"), so every backslash the Exec rules wrote is doubled.
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
 def _planned(command: list[str]) -> dict[Path, bytes | Traversable]:
@@ -116,7 +122,12 @@ def install(home: Path, command: list[str] | None = None) -> DesktopReport:
     report = DesktopReport(home)
     previous = _read_manifest(home)
     made_dirs = list(previous.get("dirs", []))
+    # What the indexes' folders held before our first install: theirs to keep (uninstall).
+    before = previous.get("before", _index_entries(home))
     plan = _planned(command or launcher_command())
+    for name in previous.get("files", []):
+        if Path(name) not in plan:  # an earlier version's file this one no longer ships
+            (home / name).unlink(missing_ok=True)
     if not home.exists():
         home.mkdir(parents=True)
         made_dirs.append(".")  # the data folder itself: it goes too if we leave it empty
@@ -137,10 +148,13 @@ def install(home: Path, command: list[str] | None = None) -> DesktopReport:
     if not manifest.parent.exists():
         manifest.parent.mkdir(parents=True)
         made_dirs.append(str(MANIFEST.parent))
-    files = [str(path) for path in plan]
-    manifest.write_text(
-        json.dumps({"version": MANIFEST_VERSION, "files": files, "dirs": made_dirs}, indent=1)
-    )
+    record = {
+        "version": MANIFEST_VERSION,
+        "files": [str(path) for path in plan],
+        "dirs": made_dirs,
+        "before": before,
+    }
+    manifest.write_text(json.dumps(record, indent=1))
     _refresh_indexes(home, report)
     return report
 
@@ -158,10 +172,10 @@ def uninstall(home: Path) -> DesktopReport:
             target.unlink()
             report.files.append(target)
     (home / MANIFEST).unlink()
-    made = {home / name for name in manifest.get("dirs", [])}
-    _drop_own_indexes(home, made, report)
-    _refresh_indexes(home, report)
+    _refresh_indexes(home, report, everywhere=True)
+    _drop_own_indexes(home, set(manifest.get("before", [])))
     # Deepest first, and only if empty: a folder someone else put files in stays.
+    made = {home / name for name in manifest.get("dirs", [])}
     for folder in sorted(made, key=lambda path: len(path.parts), reverse=True):
         if folder.is_dir() and not any(folder.iterdir()):
             folder.rmdir()
@@ -179,7 +193,7 @@ def _read_manifest(home: Path) -> dict[str, list[str]]:
     if not isinstance(data, dict) or data.get("version") != MANIFEST_VERSION:
         raise ValueError(f"the install record {path} is not one this version wrote: remove it")
     safe = {}
-    for key in ("files", "dirs"):
+    for key in ("files", "dirs", "before"):
         names = data.get(key, [])
         # Only paths inside the data folder: a doctored record cannot make uninstall delete
         # anything else.
@@ -196,28 +210,51 @@ def _inside(name: object) -> bool:
     return not path.is_absolute() and ".." not in path.parts
 
 
-def _drop_own_indexes(home: Path, made: set[Path], report: DesktopReport) -> None:
-    """The indexes the tools built from our files alone, if we made their folders: a folder
-    that held nothing else before gets no rebuilt index of nothing."""
+def _index_entries(home: Path) -> list[str]:
+    """Everything in the folders the desktop's tools index into (the MIME database, the
+    launchers' MIME cache), relative to ``home``: what was there before us is not ours."""
+    found = [p for p in (home / _MIME_INDEX).rglob("*")] if (home / _MIME_INDEX).is_dir() else []
+    cache = home / "applications" / _DESKTOP_INDEX
+    if cache.exists():
+        found.append(cache)
+    return sorted(str(path.relative_to(home)) for path in found)
+
+
+def _drop_own_indexes(home: Path, before: set[str]) -> None:
+    """The index files the tools wrote for our files alone: when no other file types, or no
+    other launchers, are left, what the tools made that was not there before goes."""
     mime = home / _MIME_INDEX
     packages = mime / "packages"
-    if mime in made and not (packages.is_dir() and any(packages.iterdir())):
-        shutil.rmtree(mime, ignore_errors=True)
+    if mime.is_dir() and not (packages.is_dir() and any(packages.iterdir())):
+        made = [p for p in mime.rglob("*") if str(p.relative_to(home)) not in before]
+        for path in sorted(made, key=lambda p: len(p.parts), reverse=True):
+            if path.is_dir() and not path.is_symlink():
+                if not any(path.iterdir()):
+                    path.rmdir()
+            else:
+                path.unlink()
     applications = home / "applications"
     cache = applications / _DESKTOP_INDEX
-    if applications in made and cache.exists() and list(applications.iterdir()) == [cache]:
+    launchers = applications.is_dir() and any(
+        p.suffix == ".desktop" for p in applications.iterdir()
+    )
+    if cache.exists() and not launchers and str(cache.relative_to(home)) not in before:
         cache.unlink()
 
 
-def _refresh_indexes(home: Path, report: DesktopReport) -> None:
+def _refresh_indexes(home: Path, report: DesktopReport, everywhere: bool = False) -> None:
     """Rebuild what desktops read instead of our files: the MIME database (file types) and
-    the launchers' MIME cache (which app opens them). Missing tools are said, not fatal:
-    most desktops also watch the folders."""
+    the launchers' MIME cache (which app opens them); after an uninstall (``everywhere``),
+    wherever they may still name ours. Missing tools are said, not fatal: most desktops also
+    watch the folders."""
     mime = home / _MIME_INDEX
-    if (mime / "packages").is_dir():
+    if (mime / "packages").is_dir() or (everywhere and mime.is_dir()):
         _run(["update-mime-database", str(mime)], "file types", report)
     applications = home / "applications"
-    if applications.is_dir() and any(p.suffix == ".desktop" for p in applications.iterdir()):
+    launchers = applications.is_dir() and any(
+        p.suffix == ".desktop" for p in applications.iterdir()
+    )
+    if launchers or (everywhere and (applications / _DESKTOP_INDEX).exists()):
         _run(["update-desktop-database", str(applications)], "file associations", report)
 
 
