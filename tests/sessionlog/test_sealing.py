@@ -12,12 +12,13 @@ import pytest
 
 from tests.sessionlog.test_reader import header
 from whiteboard.board import OpId, Stroke, Tool, encode_op
-from whiteboard.security import derive_session_key
+from whiteboard.security import SessionKey, derive_session_key
 from whiteboard.security.keys import session_key_from_view_code
 from whiteboard.sessionlog import (
     LocalOpRecord,
     LogSealer,
     RecordingLocked,
+    SessionHeader,
     SessionLogError,
     SessionLogWriter,
     Unlock,
@@ -146,6 +147,15 @@ def test_summary_and_export_open_a_sealed_log_given_its_passphrase(tmp_path: Pat
     assert result.sessions == 1 and result.rows == 6 and not result.failed
 
 
+def assert_refused(path: Path, header: SessionHeader, key: SessionKey) -> None:
+    """A recording sealed with ``key`` under ``header`` does not open with the passphrase."""
+    path.unlink(missing_ok=True)
+    with SessionLogWriter(path, header, sealer=LogSealer(key, GROUP)):
+        pass
+    with pytest.raises(SessionLogError, match="does not name its session's keys"):
+        read_log(path, Unlock(PASSPHRASE))
+
+
 def test_a_log_written_with_the_view_code_cannot_name_a_drawing_key_of_its_own(
     tmp_path: Path,
 ) -> None:
@@ -155,35 +165,15 @@ def test_a_log_written_with_the_view_code_cannot_name_a_drawing_key_of_its_own(
     viewer = session_key_from_view_code(KEY.view_code())
     honest_header = dataclasses.replace(HEADER, key_id=KEY.key_id.hex())
     forged = dataclasses.replace(honest_header, drawing_key="ab" * 32)
-    path = tmp_path / "forged.wblog"
-    with SessionLogWriter(path, forged, sealer=LogSealer(viewer, GROUP)):
-        pass
-    with pytest.raises(SessionLogError, match="does not name its session's keys"):
-        read_log(path, Unlock(PASSPHRASE))
     # Nor may it leave its session unnamed (no key id: a session in clear, taken unproven),
-    # with or without the drawing key.
-    for header_fields, message in (
-        ({"key_id": None, "drawing_key": None}, "does not name its session's keys"),
-        ({"key_id": None}, "does not name its session's keys"),
+    # with or without the drawing key, or name no drawing key (ops taken with no proof).
+    for refused in (
+        forged,
+        dataclasses.replace(honest_header, key_id=None, drawing_key=None),
+        dataclasses.replace(honest_header, key_id=None),
+        dataclasses.replace(forged, drawing_key=None),
     ):
-        unnamed = tmp_path / "no-key-id.wblog"
-        unnamed.unlink(missing_ok=True)
-        with SessionLogWriter(
-            unnamed,
-            dataclasses.replace(honest_header, **header_fields),
-            sealer=LogSealer(viewer, GROUP),
-        ):
-            pass
-        with pytest.raises(SessionLogError, match=message):
-            read_log(unnamed, Unlock(PASSPHRASE))
-    # Nor may it name none, by which its replay would take ops with no proof.
-    unnamed = tmp_path / "unnamed.wblog"
-    with SessionLogWriter(
-        unnamed, dataclasses.replace(forged, drawing_key=None), sealer=LogSealer(viewer, GROUP)
-    ):
-        pass
-    with pytest.raises(SessionLogError, match="does not name its session's keys"):
-        read_log(unnamed, Unlock(PASSPHRASE))
+        assert_refused(tmp_path / "refused.wblog", refused, viewer)
     honest = dataclasses.replace(forged, drawing_key=KEY.drawing_public.hex())
     path = tmp_path / "honest.wblog"
     with SessionLogWriter(path, honest, sealer=LogSealer(viewer, GROUP)):
@@ -228,23 +218,11 @@ def test_a_recording_of_a_session_without_viewers_opens_with_its_passphrase(
     assert log.header == own and list(log.records) == [LocalOpRecord(1_000, OP)]
     with pytest.raises(RecordingLocked, match="another private session"):
         read_log(path, Unlock(KEY.view_code()))  # the other session's view code
-    # A sealed file must say which session it is: one that claims to be in clear is refused.
-    anonymous = tmp_path / "anonymous.wblog"
-    with SessionLogWriter(
-        anonymous, dataclasses.replace(own, key_id=None), sealer=LogSealer(closed, GROUP)
-    ):
-        pass
-    with pytest.raises(SessionLogError, match="does not name its session's keys"):
-        read_log(anonymous, Unlock(PASSPHRASE))
-    named = tmp_path / "named.wblog"
-    with SessionLogWriter(
-        named,
-        dataclasses.replace(own, drawing_key=KEY.drawing_public.hex()),
-        sealer=LogSealer(closed, GROUP),
-    ):
-        pass
-    with pytest.raises(SessionLogError, match="does not name its session's keys"):
-        read_log(named, Unlock(PASSPHRASE))
+    # A sealed file must say which session it is (one that claims to be in clear is
+    # refused), and name no drawing key in a session without viewers.
+    assert_refused(tmp_path / "anonymous.wblog", dataclasses.replace(own, key_id=None), closed)
+    named = dataclasses.replace(own, drawing_key=KEY.drawing_public.hex())
+    assert_refused(tmp_path / "named.wblog", named, closed)
 
 
 def test_a_header_with_a_drawing_key_but_no_key_id_is_refused() -> None:
