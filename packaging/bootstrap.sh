@@ -71,10 +71,11 @@ fi
 
 # The desktop integration (`whiteboard desktop install`, docs/install.md) indexes file types
 # with shared-mime-info's and desktop-file-utils' tools, and its tests validate the launcher
-# and metainfo with Debian's validators and start the bundle on a virtual screen (Xvfb).
+# and metainfo with Debian's validators, open a file as a desktop does (GLib's gio), and
+# start the bundle on a virtual screen (Xvfb).
 # Install them on Debian as root when missing.
 desktop_tools="desktop-file-validate:desktop-file-utils update-desktop-database:desktop-file-utils
-    appstreamcli:appstream update-mime-database:shared-mime-info Xvfb:xvfb"
+    appstreamcli:appstream update-mime-database:shared-mime-info Xvfb:xvfb gio:libglib2.0-bin"
 missing=""
 for pair in $desktop_tools; do
     command -v "${pair%%:*}" >/dev/null || missing="$missing ${pair##*:}"

@@ -6,9 +6,12 @@ uninstall leaves nothing of ours and everything of anyone else's."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,8 +19,6 @@ import pytest
 from tests.processes import ROOT, child_env, whiteboard_command
 from whiteboard.desktop import assets
 from whiteboard.desktop.install import MANIFEST, desktop_entry_text, install, uninstall
-
-VALIDATORS = ("desktop-file-validate", "appstreamcli", "update-mime-database")
 
 
 def tool(name: str) -> str:
@@ -97,9 +98,36 @@ def test_install_validates_is_known_to_the_desktop_and_uninstall_leaves_nothing(
         assets.RECORDING_MIME,
     ]
 
+    opened = double_click(home, tmp_path, recording)
+    assert opened[:1] == [str(Path(sys.executable).parent / "whiteboard")]
+    assert opened[1:] == [str(recording)]
+
     done = desktop(home, "uninstall")
     assert "removed 14 files" in done.stdout
     assert not home.exists(), everything_under(home)
+
+
+def double_click(home: Path, tmp: Path, file: Path) -> list[str]:
+    """What the desktop runs when ``file`` is opened as a person does (GLib's ``gio open``,
+    as GNOME's Files and most launchers do): the command line of the process it started."""
+    config = tmp / "config"  # no one's own default applications
+    config.mkdir(exist_ok=True)
+    env = child_env(XDG_DATA_HOME=str(home), XDG_CONFIG_HOME=str(config))
+    subprocess.run([tool("gio"), "open", str(file)], env=env, check=True, timeout=60)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        for process in Path("/proc").iterdir():
+            try:
+                argv = (process / "cmdline").read_bytes().decode().split("\0")[:-1]
+            except (OSError, ValueError):
+                continue
+            if str(file) in argv and process.name != str(os.getpid()):
+                # The app it started; what the app does with the file is test_given_files'.
+                os.kill(int(process.name), signal.SIGKILL)
+                # A script's process is its interpreter running it: the script is the command.
+                return argv[1:] if argv[0].endswith(("python", "python3")) else argv
+        time.sleep(0.1)
+    raise AssertionError(f"opening {file.name} started nothing within 30 s")
 
 
 def test_uninstall_keeps_what_others_put_there(tmp_path: Path) -> None:
