@@ -19,8 +19,8 @@ PACKAGES = ("whiteboard", "coreapi", "rmp", "mtp", "analytics")
 # by name at run time (importlib), which is what lets the transport layer sit below them.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("whiteboard", "coreapi"),  # the version; the contract between cores and whiteboard
-    # ops, the board model, its codec and file format; the app's files on a desktop
-    ("whiteboard.board", "whiteboard.desktop"),
+    ("whiteboard.board",),  # ops, the board model, its codec and file format
+    ("whiteboard.desktop",),  # the app's files on a desktop (they are written as boards are)
     ("whiteboard.presence",),  # who is drawing where (not ops)
     ("whiteboard.carry",),  # ops handed on to a board that lacks them
     ("whiteboard.security",),  # private sessions: the session key, the sealed envelope

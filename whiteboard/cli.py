@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from whiteboard import __version__
+from whiteboard.board.files import FILE_EXTENSION
 from whiteboard.desktop.cli import add_desktop_parser, run_desktop
 from whiteboard.security.passphrase_source import add_passphrase_options
 from whiteboard.sessionlog.cli import (
@@ -20,6 +21,7 @@ from whiteboard.sessionlog.cli import (
     run_log,
     unlock_from,
 )
+from whiteboard.sessionlog.paths import LOG_EXTENSION
 from whiteboard.transport.registry import describe, transport_names
 
 if TYPE_CHECKING:
@@ -405,7 +407,7 @@ def _wants_app(argv: list[str]) -> bool:
         return True
     # ``whiteboard FILE``: what a desktop runs for a double-clicked board or recording.
     return first not in COMMANDS and (
-        Path(first).suffix.lower() in FILE_SUFFIXES or Path(first).is_file()
+        Path(first).suffix.lower() in (FILE_EXTENSION, LOG_EXTENSION) or Path(first).is_file()
     )
 
 
@@ -417,7 +419,6 @@ NO_ANALYTICS = (
 # Every subcommand of build_parser (tests/test_cli.py holds the two to each other): a file
 # named like one is given as ./NAME.
 COMMANDS = ("app", "analytics", "sim", "peer", "log", "desktop", "replay")
-FILE_SUFFIXES = (".wbd", ".wblog")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

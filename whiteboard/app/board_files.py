@@ -116,18 +116,17 @@ class BoardFiles:
         session = self._host.transport  # the session it was given for, and no other
 
         def try_now() -> None:
-            if self._host.transport is not session or session.finished:
-                timer.stop()
-                timer.deleteLater()
-                self._window.statusBar().showMessage(
-                    f"{name} was not opened: the session it was for ended", MESSAGE_MS
-                )
-                return
-            if self._host.canvas.is_read_only():
+            ended = self._host.transport is not session or session.finished
+            if not ended and self._host.canvas.is_read_only():
                 return  # joining still (or reconnecting): the timer asks again
             timer.stop()
             timer.deleteLater()
-            self._confirm_and_import(opened, name)
+            if ended:
+                self._window.statusBar().showMessage(
+                    f"{name} was not opened: the session it was for ended", MESSAGE_MS
+                )
+            else:
+                self._confirm_and_import(opened, name)
 
         timer.timeout.connect(try_now)
         timer.start()

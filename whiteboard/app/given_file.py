@@ -7,12 +7,10 @@ from __future__ import annotations
 import enum
 from pathlib import Path
 
+from whiteboard.board.files import FILE_EXTENSION, describe_os_error
 from whiteboard.board.files import MAGIC as BOARD_MAGIC
-from whiteboard.board.files import describe_os_error
 from whiteboard.sessionlog.format import MAGIC as RECORDING_MAGIC
-
-BOARD_SUFFIX = ".wbd"
-RECORDING_SUFFIX = ".wblog"
+from whiteboard.sessionlog.paths import LOG_EXTENSION
 
 
 class GivenFile(enum.Enum):
@@ -33,9 +31,9 @@ def kind_of(path: Path) -> GivenFile:
     if head.startswith(RECORDING_MAGIC):
         return GivenFile.RECORDING
     # A damaged or cut file of ours: its reader says what is wrong with it.
-    if path.suffix.lower() == BOARD_SUFFIX:
+    if path.suffix.lower() == FILE_EXTENSION:
         return GivenFile.BOARD
-    if path.suffix.lower() == RECORDING_SUFFIX:
+    if path.suffix.lower() == LOG_EXTENSION:
         return GivenFile.RECORDING
     raise ValueError(
         f"{path.name} is neither a whiteboard board (.wbd) nor a session recording (.wblog)"

@@ -161,7 +161,7 @@ def run_app(argv: list[str]) -> int:
         return EXIT_CANNOT_OPEN
     window.settings = settings
     window.show()
-    if opened is not None and args.file is not None:
+    if opened is not None:
         # A viewer (a view code, an MTP consumer) never gets to draw: said, not waited for.
         reason = window.spec.why_view_only()
         if reason is None:

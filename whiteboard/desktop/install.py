@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from whiteboard.board.files import write_atomically
 from whiteboard.desktop import assets
 
 MANIFEST = Path("whiteboard") / "desktop-install.json"
@@ -123,7 +124,7 @@ def install(home: Path, command: list[str] | None = None) -> DesktopReport:
     previous = _read_manifest(home)
     made_dirs = list(previous.get("dirs", []))
     # What the indexes' folders held before our first install: theirs to keep (uninstall).
-    before = previous.get("before", _index_entries(home))
+    before = previous["before"] if previous else _index_entries(home)
     plan = _planned(command or launcher_command())
     for name in previous.get("files", []):
         if Path(name) not in plan:  # an earlier version's file this one no longer ships
@@ -139,10 +140,7 @@ def install(home: Path, command: list[str] | None = None) -> DesktopReport:
             if not folder.exists():
                 folder.mkdir()
                 made_dirs.append(str(folder.relative_to(home)))
-        data = content if isinstance(content, bytes) else content.read_bytes()
-        temporary = target.with_name(target.name + ".part")
-        temporary.write_bytes(data)
-        temporary.replace(target)
+        write_atomically(target, content if isinstance(content, bytes) else content.read_bytes())
         report.files.append(target)
     manifest = home / MANIFEST
     if not manifest.parent.exists():
@@ -233,13 +231,15 @@ def _drop_own_indexes(home: Path, before: set[str]) -> None:
                     path.rmdir()
             else:
                 path.unlink()
-    applications = home / "applications"
-    cache = applications / _DESKTOP_INDEX
-    launchers = applications.is_dir() and any(
-        p.suffix == ".desktop" for p in applications.iterdir()
-    )
-    if cache.exists() and not launchers and str(cache.relative_to(home)) not in before:
+    cache = home / "applications" / _DESKTOP_INDEX
+    if cache.exists() and not _has_launchers(home) and str(cache.relative_to(home)) not in before:
         cache.unlink()
+
+
+def _has_launchers(home: Path) -> bool:
+    """Whether any launcher (ours or another app's) is in the data folder's applications."""
+    applications = home / "applications"
+    return applications.is_dir() and any(p.suffix == ".desktop" for p in applications.iterdir())
 
 
 def _refresh_indexes(home: Path, report: DesktopReport, everywhere: bool = False) -> None:
@@ -251,10 +251,7 @@ def _refresh_indexes(home: Path, report: DesktopReport, everywhere: bool = False
     if (mime / "packages").is_dir() or (everywhere and mime.is_dir()):
         _run(["update-mime-database", str(mime)], "file types", report)
     applications = home / "applications"
-    launchers = applications.is_dir() and any(
-        p.suffix == ".desktop" for p in applications.iterdir()
-    )
-    if launchers or (everywhere and (applications / _DESKTOP_INDEX).exists()):
+    if _has_launchers(home) or (everywhere and (applications / _DESKTOP_INDEX).exists()):
         _run(["update-desktop-database", str(applications)], "file associations", report)
 
 
