@@ -178,6 +178,8 @@ class _Entry:
         self.op = op
 
 
+_DRAWING_TYPES = frozenset({Stroke, Shape, Text})
+
 # Past one late object in this many (see Board._late), they are merged into the others, in
 # one sort if need be.
 MERGE_SHARE = 32
@@ -365,6 +367,16 @@ class Board:
         if not late:
             self._last = sort_key
         self._entries[op_id] = _Entry(key, sort_key, op)
+        if not late and type(op) in _DRAWING_TYPES and op_id not in self._toggles:
+            # The usual case, a new drawing above all the others that no undo or redo came
+            # for before it (issue 18: most of a receiver's board work went to the general
+            # path). It is what _refresh would find: in effect; above every clear, erase and
+            # move applied so far (their keys are below ours, so none acts on it); and the
+            # new top of the z-order.
+            self._objects[op_id] = BoardObject(op)  # type: ignore[arg-type]
+            self._z_top = sort_key
+            self._hash = None
+            return Change(op_id, False, False, (op_id,))
 
         before: _Before = {}
         if isinstance(op, Stroke | Shape | Text):
