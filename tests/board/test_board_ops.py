@@ -134,3 +134,99 @@ def test_a_bad_coordinate_anywhere_among_floats_is_refused(
         points.append(0.0)
     with pytest.raises(InvalidOpError, match=rf"'points\[{place}\]'"):
         Stroke(ID, tuple(points), 0, 1.0)
+
+
+# Values as they may come off the wire: of the types the codec writes, around the edges of
+# each limit (so both sides of every bound are tried); and what a forger might send instead
+# (other types, bool, NaN, odd counts).
+def _around(*edges: int) -> st.SearchStrategy[int]:
+    return st.sampled_from(edges).flatmap(lambda e: st.sampled_from([e - 1, e, e + 1]))
+
+
+_authors = st.integers(1, 2**32 - 1)
+_counters = st.integers(0, 2**63 - 1)
+_colours = st.integers(0, 2**32 - 1)
+_tools = st.integers(1, 3)
+_widths = st.floats(min_value=0.0, max_value=500.0, exclude_min=True)
+_points = st.lists(st.floats(min_value=-1e7, max_value=1e7), min_size=1, max_size=6).map(
+    lambda xs: tuple(xs + xs)
+)
+_valid_values = st.tuples(_authors, _counters, _points, _colours, _widths, _tools)
+# For each field in order, values of the codec's types on both sides of its limits.
+_EDGES: tuple[tuple[object, ...], ...] = (
+    (0, 1, 2**32 - 1, 2**32),
+    (-1, 0, 2**63 - 1, 2**63),
+    ((1.0,), (1.0, 2.0, 3.0), (1e7, -1e7), (1e7, 10000000.000000002), (math.nan, 1.0)),
+    (-1, 0, 2**32 - 1, 2**32, True, 1.0),
+    (0.0, -0.0, 5e-324, 500.0, 500.00000000000006, math.nan, math.inf, 1, 500, True),
+    (0, 1, 3, 4, True, 1.0),
+)
+_forged = st.one_of(
+    st.none(), st.booleans(), st.text(max_size=2), st.floats(allow_nan=True), st.integers()
+)
+_forged_points = st.one_of(
+    st.lists(st.one_of(st.floats(), st.integers(), st.booleans()), max_size=5).map(tuple),
+    st.lists(st.floats(), max_size=4),
+    st.text(max_size=3),
+)
+
+
+def _same_stroke_or_refusal(
+    author: object, counter: object, points: object, colour: object, width: object, tool: object
+) -> None:
+    """stroke_from_wire builds the codec's usual strokes without the dataclass's __init__
+    (issue 18): whatever the values, it must give the same stroke, or the same refusal."""
+    from whiteboard.board.ops import stroke_from_wire
+
+    def outcome(build: object) -> object:
+        try:
+            stroke = build()  # type: ignore[operator]
+        except InvalidOpError as error:
+            return ("refused", str(error))
+        fields = (stroke.id, stroke.points, stroke.colour, stroke.width, stroke.tool)
+        return ("made", stroke, tuple(map(type, fields)), tuple(map(type, stroke.id)))
+
+    via_wire = outcome(lambda: stroke_from_wire(author, counter, points, colour, width, tool))
+    via_init = outcome(lambda: Stroke((author, counter), points, colour, width, tool))  # type: ignore[arg-type]
+    if via_init[0] == "made" and via_wire[0] == "made":
+        made = via_wire[1]
+        assert isinstance(made, Stroke)
+        assert made == via_init[1] and hash(made) == hash(via_init[1])
+        assert via_wire[2:] == via_init[2:]
+    else:
+        assert via_wire == via_init
+
+
+@settings(max_examples=300)
+@given(_valid_values)
+def test_a_stroke_from_the_wire_is_the_one_its_constructor_makes(
+    values: tuple[object, ...],
+) -> None:
+    _same_stroke_or_refusal(*values)
+
+
+@pytest.mark.parametrize(
+    ("field", "edge"), [(field, edge) for field, edges in enumerate(_EDGES) for edge in edges]
+)
+def test_a_stroke_at_the_edge_of_a_limit_is_the_one_its_constructor_makes_or_refuses(
+    field: int, edge: object
+) -> None:
+    """A valid stroke but for one field, on one side of its limit or of another type."""
+    values: list[object] = [7, 9, (1.0, 2.0, 3.0, 4.0), 0xFF00FF00, 2.5, 2]
+    values[field] = edge
+    _same_stroke_or_refusal(*values)
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(_authors, _forged),
+    st.one_of(_counters, _forged),
+    st.one_of(_points, _forged_points, _forged),
+    st.one_of(_colours, _forged),
+    st.one_of(_widths, _forged),
+    st.one_of(_tools, _forged),
+)
+def test_a_forged_stroke_from_the_wire_is_refused_as_its_constructor_refuses_it(
+    author: object, counter: object, points: object, colour: object, width: object, tool: object
+) -> None:
+    _same_stroke_or_refusal(author, counter, points, colour, width, tool)

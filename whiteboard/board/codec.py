@@ -33,6 +33,7 @@ from whiteboard.board.ops import (
     Stroke,
     Text,
     Undo,
+    stroke_from_wire,
 )
 
 MAX_OP_BYTES = 1 << 20
@@ -166,7 +167,7 @@ def op_from_wire(item: object) -> Op:
     values: Any = item[3:]
     try:
         if kind is OpKind.STROKE:
-            return Stroke(op_id, *values)
+            return stroke_from_wire(*item[1:])
         if kind in SHAPE_KINDS:
             return Shape(op_id, kind, *values)
         if kind is OpKind.TEXT:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
-from typing import ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 # Every float must lie within these bounds. NaN and the infinities fail every such comparison,
 # so one chained comparison also enforces "finite".
@@ -60,6 +60,7 @@ class Tool(IntEnum):
 
 
 _TOOL_LOW, _TOOL_HIGH = min(Tool), max(Tool)
+
 
 class OpId(NamedTuple):
     """The unique id of an op: its author's member id and that author's op counter.
@@ -224,6 +225,48 @@ class Stroke:
         _set(self, "width", _check_positive("width", self.width, MAX_WIDTH))
         tool = _check_int("tool", self.tool, _TOOL_LOW, _TOOL_HIGH)
         _set(self, "tool", Tool(tool))
+
+
+_TOOLS = {tool.value: tool for tool in Tool}
+
+
+def stroke_from_wire(
+    author: object, counter: object, points: object, colour: object, width: object, tool: object
+) -> Stroke:
+    """``Stroke(OpId(author, counter), points, colour, width, tool)`` for values off the wire.
+
+    When they are what the codec writes (ints, a float width, a tuple of floats) and within
+    the limits, the stroke is built without the dataclass's ``__init__`` and ``__post_init__``
+    setting each field twice (issue 18: a third of a receiver's decoding); otherwise through
+    them, for their messages and normalisation. Either way the result is the same stroke."""
+    if (
+        type(author) is int
+        and 1 <= author <= MAX_AUTHOR
+        and type(counter) is int
+        and 0 <= counter <= MAX_COUNTER
+        and type(colour) is int
+        and 0 <= colour <= MAX_COLOUR
+        and type(width) is float
+        and 0.0 < width <= MAX_WIDTH
+        and type(tool) is int
+        and _TOOL_LOW <= tool <= _TOOL_HIGH
+    ):
+        stroke: Stroke = object.__new__(Stroke)
+        _STROKE_ID(stroke, OpId(author, counter))
+        _STROKE_POINTS(stroke, _check_points(points))
+        _STROKE_COLOUR(stroke, colour)
+        _STROKE_WIDTH(stroke, width)
+        _STROKE_TOOL(stroke, _TOOLS[tool])
+        return stroke
+    op_id: Any = (author, counter)
+    unchecked: Any = (points, colour, width, tool)
+    return Stroke(op_id, *unchecked)
+
+
+# The slots' own setters, which a frozen dataclass's __setattr__ does not stand in front of.
+_STROKE_ID, _STROKE_POINTS, _STROKE_COLOUR, _STROKE_WIDTH, _STROKE_TOOL = (
+    Stroke.__dict__[name].__set__ for name in ("id", "points", "colour", "width", "tool")
+)
 
 
 @dataclass(frozen=True, slots=True)
