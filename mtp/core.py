@@ -21,12 +21,12 @@ from mtp.failover import Failover
 from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_state
 from mtp.joining import Joining
 from mtp.link import Link, Phase
-from mtp.master import Grant, Member
 from mtp.master_role import MasterRole
 from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
 from mtp.receiver import Receiver
 from mtp.sender import Sender
+from mtp.views import MemberViews
 from mtp.vouching import Vouching
 from mtp.web import Web
 from mtp.wire import (
@@ -54,7 +54,7 @@ MAX_PENDING_SENDS = 100_000
 AHEAD = 2 * STATUS_COUNT
 
 
-class MtpCore:
+class MtpCore(MemberViews):
     max_payload = MAX_PAYLOAD
 
     def __init__(
@@ -93,55 +93,6 @@ class MtpCore:
     @property
     def finished(self) -> bool:
         return self._phase is Phase.FINISHED
-
-    @property
-    def phase(self) -> Phase:
-        return self._phase
-
-    @property
-    def is_master(self) -> bool:
-        return self._master is not None
-
-    @property
-    def connection_id(self) -> int:  # §2.2.4: ``member_id`` until a rejoin (§3.1.1)
-        return self._link.member_id
-
-    @property
-    def web_id(self) -> int:
-        return self.web.id
-
-    @property
-    def master_id(self) -> int:
-        return self.web.master_id
-
-    @property
-    def parameters(self) -> tuple[float, int, int]:
-        """The web's heartbeat (seconds), window and retention, as this member runs them."""
-        return self._link.heartbeat, self._link.window, self._link.retention
-
-    @property
-    def next_grant(self) -> int:
-        return self.web.next
-
-    @property
-    def next_deliver(self) -> int:
-        return self.web.next_deliver
-
-    @property
-    def members(self) -> dict[int, Member]:
-        return self.web.members
-
-    @property
-    def grants(self) -> dict[int, Grant]:
-        return self._master.grants if self._master is not None else {}
-
-    @property
-    def hibernating(self) -> bool:
-        return self._master is not None and self._master.hibernating
-
-    def status(self, number: int) -> MessageStatus | None:
-        """The decided status of message ``number`` as this member knows it."""
-        return self.web.book.status(number)
 
     def counters(self) -> dict[str, int]:
         counters = dict(self._link.counters)
