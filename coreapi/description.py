@@ -119,6 +119,9 @@ class TransportDescription:
     # it, if any: a private session's envelope takes its share (whiteboard/security).
     largest_datagram: int = 1472
     datagram_param: str | None = None
+    # Whether a datagram of the core's (in clear) belongs to its side channel
+    # (coreapi/ephemeral.py): what the simulator impairs apart from the reliable traffic.
+    is_side_channel: Callable[[bytes], bool] | None = None
 
     def params_within(self, params: Mapping[str, object], limit: int) -> dict[str, object]:
         """``params`` with the core's datagrams kept to ``limit`` bytes; ``ValueError`` if

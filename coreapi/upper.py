@@ -75,6 +75,10 @@ class UpperLayer(Protocol):
     def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None:
         """A protocol event worth recording (NACK sent, retransmission, token grant, ...)."""
 
+    def ephemeral(self, origin: int, payload: bytes) -> None:
+        """A payload of the side channel (:meth:`TransportCore.send_ephemeral`) from member
+        ``origin``: the newest from it so far. Never our own; the bytes are the peer's."""
+
 
 @runtime_checkable
 class TransportCore(Protocol):
@@ -97,6 +101,13 @@ class TransportCore(Protocol):
         Raises ``ValueError`` if the payload is larger than ``max_payload`` and
         ``RuntimeError`` once the core has left (or before ``start``). A core that is still
         joining queues the payload and sends it once joined."""
+
+    def send_ephemeral(self, payload: bytes, now: float) -> None:
+        """Send ``payload`` (at most ``coreapi.ephemeral.MAX_EPHEMERAL`` bytes) to the other
+        members on the side channel: best effort, latest wins, never repaired, no part of the
+        reliable stream (coreapi/ephemeral.py). Above the member's rate it waits in place of
+        the one before it. Raises ``ValueError`` if too large and ``RuntimeError`` once the
+        core has left (or before ``start``); while joining it is dropped."""
 
     def leave(self, now: float) -> None:
         """Leave the session as the protocol says (``finished`` turns true when done)."""

@@ -26,6 +26,7 @@ from mtp.messages import InMessage, OutMessage
 from mtp.params import MtpParams, params_from_mapping
 from mtp.receiver import Receiver
 from mtp.sender import Sender
+from mtp.side import SideChannel, is_side_channel
 from mtp.views import MemberViews
 from mtp.vouching import Vouching
 from mtp.web import Web
@@ -49,6 +50,7 @@ from mtp.wire import (
 
 MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000
+_IN_WEB = (Phase.READY, Phase.LEAVING)  # with the board: the side channel is open
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
 AHEAD = 2 * STATUS_COUNT
@@ -78,6 +80,8 @@ class MtpCore(MemberViews):
         self._vouching = Vouching(self._link, self._sender.serve_nak)  # §3.2.8, §3.4.3
         self._failover = Failover(self._link, self)  # extension: a successor re-forms the web
         self._departure = Departure(self._link, self, self._sender)  # §3.2.8, §3.3
+        # Extension: the side channel (mtp/side.py), open while we are in the web with the board.
+        self._side = SideChannel(self._link, upper, lambda: self._phase in _IN_WEB)
 
     # -- the TransportCore interface ---------------------------------------------------------
 
@@ -100,6 +104,7 @@ class MtpCore(MemberViews):
         counters["queued"] = len(self._sender.queue)
         cached = len(self._master.repair_cache) if self._master is not None else 0
         counters["retained"] = len(self._sender.flight.own) + cached
+        counters.update(self._side.counters())
         return counters
 
     def introduce(self, introduction: bytes) -> None:
@@ -128,7 +133,13 @@ class MtpCore(MemberViews):
         self._sender.want_token(now)
         self._flush(now)
 
+    def send_ephemeral(self, payload: bytes, now: float) -> None:
+        if self._phase in (Phase.NEW, Phase.FINISHED):
+            raise RuntimeError("the mtp transport is not in a session")
+        self._side.send(payload, now)
+
     def leave(self, now: float) -> None:
+        self._side.stop()
         if self._phase in (Phase.LEAVING, Phase.QUITTING, Phase.FINISHED):
             return
         if self._phase in (Phase.NEW, Phase.PROBING, Phase.JOINING, Phase.SYNCING):
@@ -152,6 +163,9 @@ class MtpCore(MemberViews):
         if self._phase in (Phase.NEW, Phase.FINISHED):
             return
         self._link.counters["datagrams_received"] += 1
+        if is_side_channel(data):
+            self._side.receive(data, now)  # not MTP: apart from all below
+            return
         try:
             packet = decode_once(data)
         except MtpDecodeError:
@@ -176,6 +190,7 @@ class MtpCore(MemberViews):
                 self._tick_at = max(due + beat, now + beat / 4)
         self._receiver.nak_rounds(now)
         self._sender.pump(now)
+        self._side.timer(now)
         self._flush(now)
 
     def get_timer(self) -> float | None:
@@ -184,6 +199,7 @@ class MtpCore(MemberViews):
         deadlines = [self._tick_at] if self._tick_at is not None else []
         deadlines.extend(self._sender.deadline())
         deadlines.extend(self._receiver.deadlines())
+        deadlines.extend(self._side.deadlines())
         return min(deadlines, default=None)
 
     # -- extensions of the interface (§3.4.1) ------------------------------------------------
@@ -671,9 +687,7 @@ class MtpCore(MemberViews):
         self._joining.send_request()
         return takeover
 
-    # -- master failover (extension, mtp/failover.py) ---------------------------------------
-
-    # -- failover's turns (mtp/failover.py): the role and phase changes are the core's ----
+    # -- master failover's turns (mtp/failover.py): the role and phase changes are the core's ----
 
     def become_master(self, now: float) -> None:
         """Our turn as successor: probe as a new master does (§3.1), then found the web."""

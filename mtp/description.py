@@ -13,6 +13,7 @@ from coreapi.description import (
 )
 from mtp.codes import HEADER_SIZE
 from mtp.params import PROFILES, TRANSPORT_TYPES, params_from_mapping
+from mtp.side import is_side_channel
 
 _N = ParamNote
 _NOTES: dict[str, ParamNote] = {
@@ -109,6 +110,7 @@ DESCRIPTION = TransportDescription(
     live_strokes=False,
     resyncable=True,
     largest_datagram=HEADER_SIZE + 1400,  # RFC 1301 Figure 1's header and max_data_unit's top
+    is_side_channel=is_side_channel,
     roles=(
         Role(
             "master",

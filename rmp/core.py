@@ -43,8 +43,10 @@ from rmp.remind import Reminder
 from rmp.repair import RepairEngine
 from rmp.sender import Sender
 from rmp.sequencing import Sequencer
+from rmp.side import SideChannel
 from rmp.stations import Station, StationList
 from rmp.wire import (
+    FORMAT_EPHEMERAL,
     FORMAT_RMP,
     Confirm,
     Image,
@@ -95,6 +97,7 @@ class RmpCore:
                 resumed=self._sequencer.resumed,
             ),
         )
+        self._side = SideChannel(s, upper)
         self._admission = Admission(
             s, lambda ident: ident in self._sender.image_jobs or ident in self._answers.answered
         )
@@ -146,6 +149,7 @@ class RmpCore:
         counters = dict(s.counters)
         counters["retained"] = len(s.store) + len(s.own_store)
         counters["retention_evictions"] = s.store.evictions + s.own_store.evictions
+        counters.update(self._side.counters())
         return counters
 
     def introduce(self, introduction: bytes) -> None:
@@ -167,8 +171,15 @@ class RmpCore:
             raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
         self._sender.queue(payload, now)
 
+    def send_ephemeral(self, payload: bytes, now: float) -> None:
+        self._timer_known = False
+        if self._shared.phase in (Phase.NEW, Phase.FINISHED):
+            raise RuntimeError("the rmp transport is not in a session")
+        self._side.send(payload, now)
+
     def leave(self, now: float) -> None:
         self._timer_known = False
+        self._side.stop()
         phase = self._shared.phase
         if phase in (Phase.LEAVING, Phase.FINISHED):
             return
@@ -213,6 +224,9 @@ class RmpCore:
             packet = decode_once(data)
         except RmpDecodeError:
             s.counters["malformed_dropped"] += 1
+            return
+        if packet.format == FORMAT_EPHEMERAL:
+            self._side.receive(packet, now)  # apart from everything below (rmp/side.py)
             return
         if packet.format != FORMAT_RMP:  # (its identity is the one peek_source read)
             s.counters["malformed_dropped"] += 1  # another RTP payload
@@ -260,6 +274,7 @@ class RmpCore:
         self._sender.keepalive(now)
         self._members.watch(now, due)
         self._sender.watch_image_jobs(now)
+        self._side.timer(now)
         self._check_leave(now)
         for station in due:
             if s.stations.get(station.ident) is station:
@@ -300,6 +315,7 @@ class RmpCore:
             self._leave_deadline,
             s.store.next_expiry(),
             s.own_store.next_expiry(),
+            self._side.deadline(),
         ):
             if maybe is not None and (best is None or maybe < best):
                 best = maybe
@@ -389,6 +405,7 @@ class RmpCore:
 
     def _forgotten(self, ident: int) -> None:
         self._sender.image_jobs.pop(ident, None)
+        self._side.forget(ident)
 
     # -- leaving -----------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from coreapi.description import (
     describe_params,
 )
 from rmp.params import PROFILES, params_from_mapping
+from rmp.side import is_side_channel
 
 _N = ParamNote
 _NOTES: dict[str, ParamNote] = {
@@ -102,6 +103,7 @@ DESCRIPTION = TransportDescription(
     live_strokes=True,
     resyncable=True,
     datagram_param="max_datagram",
+    is_side_channel=is_side_channel,
     events={"nack_sent": EventKind.NACK_SENT, "retransmission": EventKind.RETRANSMISSION},
     # rmp.context.Phase, by value. A joining member's sends are queued (RR-2100 §2.8).
     phases={

@@ -37,6 +37,8 @@ RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of 
 # given. 63, the last 6-bit value, is ours; it stays clear of the draft profile's audio and video
 # codes, which count up from 0.
 FORMAT_RMP = 63
+# [extension] The side channel's packets (rmp/side.py): another RTP payload to any other RMP.
+FORMAT_EPHEMERAL = 62
 HEADER_SIZE = 8
 SOURCE_SIZE = 8  # the Source option [extension]: F|74, three zero bytes, the 32-bit identifier
 MAX_DATAGRAM = 65_507  # the largest UDP payload over IPv4: 65,535 - 20 (IP) - 8 (UDP)

@@ -22,9 +22,15 @@ from coreapi.description import (
     TransportDescription,
     describe_params,
 )
+from coreapi.ephemeral import (
+    EphemeralOut,
+    EphemeralReceiver,
+    EphemeralSender,
+    ephemeral_counters,
+)
 
 _HEADER = struct.Struct(">BIIQ")  # kind, origin, seq, timestamp (µs)
-_DATA, _BYE = 1, 2
+_DATA, _BYE, _SIDE = 1, 2, 3
 MAX_DATAGRAM = 1400
 
 
@@ -72,6 +78,7 @@ class CarbonCore:
              "late_delivered"), 0
         )  # fmt: skip
         self._finished = False
+        self._side_out, self._side_in = EphemeralSender(), EphemeralReceiver()
 
     def introduce(self, introduction: bytes) -> None:
         """Carbon has no join to carry it: members are named by what they send."""
@@ -93,6 +100,15 @@ class CarbonCore:
             self._upper.protocol_event("copy_sent", {"seq": self._seq, "copy": copy})
         self._counters["sent"] += 1
         self._deliver(self.member_id, self._seq, stamp, payload)
+
+    def send_ephemeral(self, payload: bytes, now: float) -> None:
+        """The side channel from coreapi's parts: a datagram of its own kind."""
+        self._emit_side(self._side_out.offer(payload, now))
+
+    def _emit_side(self, out: EphemeralOut | None) -> None:
+        if out is not None:
+            side = _HEADER.pack(_SIDE, self.member_id, out.seq, 0) + out.payload
+            self._outbox.append((side, None))
 
     def leave(self, now: float) -> None:
         self._outbox.append((_HEADER.pack(_BYE, self.member_id, self._seq, 0), None))
@@ -117,6 +133,8 @@ class CarbonCore:
             self._upper.member_changed(origin, MemberState.LEFT)
         elif kind == _DATA:
             self._deliver(origin, seq, stamp, data[_HEADER.size :])
+        elif kind == _SIDE and self._side_in.accept(origin, seq, now):
+            self._upper.ephemeral(origin, data[_HEADER.size :])
         else:
             self._counters["malformed_dropped"] += 1
 
@@ -130,10 +148,10 @@ class CarbonCore:
         self._upper.deliver(origin, key, stamp / 1e6, payload, False)
 
     def handle_timer(self, now: float) -> None:
-        pass
+        self._emit_side(self._side_out.due(now))
 
     def get_timer(self) -> float | None:
-        return None
+        return self._side_out.deadline()
 
     def datagrams_to_send(self, now: float) -> list[Outgoing]:
         out, self._outbox = self._outbox, []
@@ -141,7 +159,7 @@ class CarbonCore:
         return out
 
     def counters(self) -> dict[str, int]:
-        return dict(self._counters)
+        return {**self._counters, **ephemeral_counters(self._side_out, self._side_in)}
 
     @property
     def finished(self) -> bool:

@@ -122,3 +122,20 @@ def test_its_protocol_events_are_marks_in_the_replay(carbon: None, tmp_path: Pat
     marks = network_marks(log.header, log.records)
     # Two extra copies of each stroke this member drew (2 of the 4), each one a mark.
     assert [m.kind for m in marks].count(MarkKind.RETRANSMISSION) == 2 * 2
+
+
+def test_its_side_channel_comes_from_coreapis_parts(carbon: None) -> None:
+    """A fourth transport frames the side channel in its own datagram and leaves pacing and
+    latest-wins to coreapi/ephemeral.py: a flood arrives paced, its last payload included."""
+    from whiteboard.sim.session import SimSession
+
+    session = SimSession("carbon", 2, seed=1)
+    for index in range(2):
+        session.start(index)
+    network = session.network
+    for step in range(1, 201):
+        session.send_ephemeral(0, f"at {step}".encode())
+    network.run(network.now + 2.0)
+    reader = session.peers[1]
+    assert reader.latest_ephemeral == {session.peers[0].member_id: b"at 200"}
+    assert 8 < reader.ephemeral_received < 200

@@ -10,6 +10,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.ephemeral import MAX_EPHEMERAL
 from whiteboard.sim.session import SimSession
 from whiteboard.transport.events import Delivered, EventQueue, MemberChanged, Ready
 from whiteboard.transport.interface import COUNTER_NAMES, MemberState, TransportCore
@@ -39,7 +40,11 @@ def test_decoding_arbitrary_bytes_raises_only_the_documented_error(data: bytes) 
 def test_encode_decode_round_trip(
     kind: RawType, origin: int, incarnation: int, seq: int, ts: int, payload: bytes
 ) -> None:
-    packet = RawPacket(kind, origin, incarnation, seq, ts, payload if kind is RawType.DATA else b"")
+    if kind is RawType.EPHEMERAL:  # numbered modulo 2**16, a payload of at most 512 bytes
+        seq, payload = seq % 2**16, payload[:MAX_EPHEMERAL]
+    elif kind is not RawType.DATA:
+        payload = b""
+    packet = RawPacket(kind, origin, incarnation, seq, ts, payload)
     assert decode(packet.encode()) == packet
 
 
@@ -52,6 +57,8 @@ def test_encode_decode_round_trip(
         (RawPacket(RawType.DATA, 0, 1, 1, 0).encode(), "origin 0"),
         (RawPacket(RawType.DATA, 5, 1, 0, 0).encode(), "sequence number 0"),
         (RawPacket(RawType.BYE, 5, 1, 0, 0).encode() + b"junk", "unexpected bytes"),
+        (RawPacket(RawType.EPHEMERAL, 5, 1, 2**16, 0).encode(), "numbered below 2\\*\\*16"),
+        (RawPacket(RawType.EPHEMERAL, 5, 1, 1, 0, b"x" * 513).encode(), "EPHEMERAL of 513"),
         (
             RawPacket(RawType.HELLO, 5, 1, 0, 0).encode() + bytes(MAX_INTRODUCTION + 1),
             "introduction of 257 bytes",

@@ -198,6 +198,14 @@ class SimNetwork:
         self.drop_observers: list[DropObserver] = []
         self.source_drop_observers: list[SourceDropObserver] = []
         self.events_processed = 0
+        # The side channel (coreapi/ephemeral.py): the datagrams ``side_channel`` tells apart
+        # (a transport's description says how) are impaired by ``side_impairment`` instead,
+        # drawn from a stream of their own, so that the reliable traffic's draws are the same
+        # whether or not members use it. Partitions and crashes apply to them alike.
+        self.side_channel: Callable[[bytes], bool] | None = None
+        self.side_impairment = Impairment()
+        self._side_rng = random.Random(f"side:{seed}")
+        self.side_losses_injected = 0
 
     # -- building ----------------------------------------------------------------------------
 
@@ -305,6 +313,9 @@ class SimNetwork:
                 f"allows {self.mtu}"
             )
         self.stats.datagrams_sent += 1
+        if self.side_channel is not None and self.side_channel(data):
+            self._transmit_side(sender, data, dest)
+            return
         lost_at_source = self._lost_at_source(sender, data)
         if dest is None:
             # IP_MULTICAST_LOOP: the sender hears its own datagram, unimpaired.
@@ -321,6 +332,25 @@ class SimNetwork:
                 self.stats.crash_drops += 1
             else:
                 self._deliver_or_drop(sender, receiver_or_none, data, lost_at_source)
+
+    def _transmit_side(self, sender: SimStation, data: bytes, dest: Address | None) -> None:
+        receivers = [self._by_address.get(dest)] if dest is not None else self.stations
+        impairment, rng = self.side_impairment, self._side_rng
+        for receiver in receivers:
+            if receiver is None or not receiver.up or self._parted(sender, receiver):
+                continue
+            if receiver is not sender and impairment.loss and rng.random() < impairment.loss:
+                self.side_losses_injected += 1
+                continue
+            jitter = rng.random() * impairment.jitter_ms if impairment.jitter_ms else 0.0
+            delay = 0.0 if receiver is sender else (impairment.delay_ms + jitter) / 1000.0
+            self._arrive_later(sender, receiver, data, self.now + delay)
+
+    def _parted(self, sender: SimStation, receiver: SimStation) -> bool:
+        partition = self._partition
+        return partition is not None and partition.get(sender.index, -1) != partition.get(
+            receiver.index, -1
+        )
 
     def _lost_at_source(self, sender: SimStation, data: bytes) -> bool:
         """Whether ``data`` is lost at its sender (``source_loss``: the sender's link or its
@@ -346,9 +376,7 @@ class SimNetwork:
             observer(sender.index, receiver.index, data)
 
     def _impair(self, sender: SimStation, receiver: SimStation, data: bytes) -> None:
-        if self._partition is not None and self._partition.get(
-            sender.index, -1
-        ) != self._partition.get(receiver.index, -1):
+        if self._parted(sender, receiver):
             self.stats.partition_drops += 1
             return
         link = self._links.get((sender.index, receiver.index), self.impairment)

@@ -21,6 +21,7 @@ from whiteboard.transport.driver import private_channel
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
+    EphemeralReceived,
     Event,
     EventHandler,
     Failure,
@@ -54,6 +55,10 @@ class Peer:
     members: dict[int, str] = field(default_factory=dict)
     ready_at: float | None = None
     started_at: float = 0.0
+    # The side channel (coreapi/ephemeral.py): how many payloads were handed up, and the
+    # latest from each origin.
+    ephemeral_received: int = 0
+    latest_ephemeral: dict[int, bytes] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +89,7 @@ class SimSession:
         self.factory = core_factory(transport)
         self.seed = seed
         self.network = SimNetwork(seed, impairment)
+        self.network.side_channel = describe(transport).is_side_channel
         self.params_for: ParamsFor = params_for or (lambda index: {})
         ids = random.Random(f"ids:{seed}").sample(range(1, 2**32), peers)
         self.peers = [Peer(i, ids[i], self.network.add_station()) for i in range(peers)]
@@ -208,6 +214,11 @@ class SimSession:
         peer.station.transport.send(payload)
         self._sent(peer, payload)
 
+    def send_ephemeral(self, index: int, payload: bytes) -> None:
+        """Peer ``index`` sends ``payload`` on the side channel (``Transport.send_ephemeral``;
+        dropped while it joins, raises as that does)."""
+        self.peers[index].station.transport.send_ephemeral(payload)
+
     def schedule_draws(self, messages: int, rate: float, start: float, live: list[int]) -> float:
         """Message k is drawn by ``live[k % len(live)]`` at ``start + k / rate``; returns the
         time of the last draw."""
@@ -266,6 +277,9 @@ class SimSession:
         elif isinstance(event, Failure):
             peer.failures.append(event.reason)
             peer.failures_since_start.append(event.reason)
+        elif isinstance(event, EphemeralReceived):
+            peer.ephemeral_received += 1
+            peer.latest_ephemeral[event.origin] = event.payload
 
     def _on_delivered(self, peer: Peer, event: Delivered) -> None:
         peer.replica.handle(event, peer.station.transport)

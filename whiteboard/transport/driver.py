@@ -127,6 +127,9 @@ class CoreDriver:
             )
         self._call(lambda now: self.core.send(payload, now), caller_errors=True)
 
+    def send_ephemeral(self, payload: bytes) -> None:
+        self._call(lambda now: self.core.send_ephemeral(payload, now), caller_errors=True)
+
     def provide_board_state(self, request: int, state: bytes) -> None:
         self._call(lambda now: self.core.provide_board_state(request, state, now))
 

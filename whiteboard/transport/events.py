@@ -74,6 +74,16 @@ class ProtocolEvent:
     at: float
 
 
+@dataclass(frozen=True, slots=True)
+class EphemeralReceived:
+    """A payload of the side channel (``Transport.send_ephemeral``) from another member: the
+    newest from it so far; never part of the board."""
+
+    origin: int
+    payload: bytes
+    received_at: float  # local clock
+
+
 Event = (
     Delivered
     | MemberChanged
@@ -84,6 +94,7 @@ Event = (
     | BoardStateReceived
     | Failure
     | ProtocolEvent
+    | EphemeralReceived
 )
 EventHandler = Callable[[Event], None]
 
@@ -125,6 +136,9 @@ class EventQueue:
 
     def protocol_event(self, name: str, fields: Mapping[str, int | float | str]) -> None:
         self._events.append(ProtocolEvent(name, dict(fields), self.clock()))
+
+    def ephemeral(self, origin: int, payload: bytes) -> None:
+        self._events.append(EphemeralReceived(origin, bytes(payload), self.clock()))
 
     def pending(self) -> bool:
         """Whether events wait to be drained."""

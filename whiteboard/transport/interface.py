@@ -62,6 +62,11 @@ class Transport(Protocol):
     def send(self, payload: bytes) -> None:
         """Reliable delivery to every member, this one included (as a ``Delivered`` event)."""
 
+    def send_ephemeral(self, payload: bytes) -> None:
+        """Best effort to the other members, for what matters only while fresh (a pointer):
+        unordered, latest wins, never repaired, never part of the board, rate-limited
+        (coreapi/ephemeral.py). Arrives as ``EphemeralReceived``; never to this member."""
+
     def close(self) -> None:
         """Leave the session as the protocol says, then release the network."""
 

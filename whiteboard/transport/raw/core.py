@@ -21,6 +21,12 @@ from coreapi import (
     Outgoing,
     UpperLayer,
 )
+from coreapi.ephemeral import (
+    EphemeralOut,
+    EphemeralReceiver,
+    EphemeralSender,
+    ephemeral_counters,
+)
 from whiteboard.transport.raw.liveness import Liveness
 from whiteboard.transport.raw.wire import (
     HEADER,
@@ -99,6 +105,8 @@ class RawCore:
         self._incarnation = rng.getrandbits(32)
         self._counters = dict.fromkeys((*COUNTER_NAMES, "stale_dropped", "members_refused"), 0)
         self._introduction = b""
+        self._side_sender = EphemeralSender()
+        self._side_receiver = EphemeralReceiver()
 
     # -- TransportCore -----------------------------------------------------------------------
 
@@ -107,7 +115,7 @@ class RawCore:
         return self._finished
 
     def counters(self) -> dict[str, int]:
-        return dict(self._counters)
+        return {**self._counters, **ephemeral_counters(self._side_sender, self._side_receiver)}
 
     def introduce(self, introduction: bytes) -> None:
         self._introduction = bytes(introduction)  # every HELLO carries it, to newcomers too
@@ -131,9 +139,15 @@ class RawCore:
         self._counters["sent"] += 1
         self._deliver(packet)
 
+    def send_ephemeral(self, payload: bytes, now: float) -> None:
+        if not self._started or self._finished:
+            raise RuntimeError("the raw transport is not in a session")
+        self._emit_ephemeral(self._side_sender.offer(payload, now), now)
+
     def leave(self, now: float) -> None:
         if self._finished:
             return
+        self._side_sender.drop_held()
         if self._started:
             self._emit(RawType.BYE, now)
             self._upper.member_changed(self.member_id, MemberState.LEFT)
@@ -154,8 +168,12 @@ class RawCore:
             return
         if packet.origin == self.member_id:
             return  # our own datagram looped back by IP_MULTICAST_LOOP
+        if packet.type is RawType.EPHEMERAL:
+            self._on_ephemeral(packet, now)
+            return
         if packet.type is RawType.BYE:
             self._note_departure(packet.origin, packet.incarnation, now)
+            self._side_receiver.forget(packet.origin)
             if self._members.pop(packet.origin, None) is not None:
                 self._liveness.forget(packet.origin)
                 self._upper.member_changed(packet.origin, MemberState.LEFT)
@@ -186,18 +204,20 @@ class RawCore:
         if self._next_hello is not None and now >= self._next_hello:
             self._emit(RawType.HELLO, now, self._introduction)
             self._next_hello = now + self._params.hello_interval
+        self._emit_ephemeral(self._side_sender.due(now), now)
         for origin, state in self._liveness.expire(now):
             if state is MemberState.LEFT:
                 del self._members[origin]
+                self._side_receiver.forget(origin)
             self._upper.member_changed(origin, state)
 
     def get_timer(self) -> float | None:
         if self._finished:
             return None
         deadlines = [self._next_hello] if self._next_hello is not None else []
-        silence = self._liveness.next_deadline()
-        if silence is not None:
-            deadlines.append(silence)
+        for deadline in (self._liveness.next_deadline(), self._side_sender.deadline()):
+            if deadline is not None:
+                deadlines.append(deadline)
         return min(deadlines, default=None)
 
     def datagrams_to_send(self, now: float) -> list[Outgoing]:
@@ -215,6 +235,29 @@ class RawCore:
             self._hello_sent_at = now
         self._counters["datagrams_sent"] += 1
         return packet
+
+    def _emit_ephemeral(self, out: EphemeralOut | None, now: float) -> None:
+        if out is None:
+            return
+        packet = RawPacket(
+            RawType.EPHEMERAL,
+            self.member_id,
+            self._incarnation,
+            out.seq,
+            round(now * 1_000_000),
+            out.payload,
+        )
+        self._outbox.append((packet.encode(), None))
+        self._counters["datagrams_sent"] += 1
+
+    def _on_ephemeral(self, packet: RawPacket, now: float) -> None:
+        """Only from a member we know, in the run we know (its HELLO or DATA came first):
+        the side channel neither announces a member nor keeps it unsuspected."""
+        member = self._members.get(packet.origin)
+        if member is None or member.incarnation != packet.incarnation:
+            self._side_receiver.refuse()
+        elif self._side_receiver.accept(packet.origin, packet.seq, now):
+            self._upper.ephemeral(packet.origin, packet.payload)
 
     def _answer_newcomer(self, now: float) -> None:
         """At once, unless a HELLO of ours went out less than ANSWER_HOLDOFF ago: then our

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from coreapi.description import PROFILES, ParamNote, TransportDescription, describe_params
 from whiteboard.transport.raw.core import RawParams
-from whiteboard.transport.raw.wire import MAX_DATAGRAM
+from whiteboard.transport.raw.wire import MAX_DATAGRAM, is_ephemeral
 
 _NOTES: dict[str, ParamNote] = {
     "hello_interval": ParamNote("Time between HELLOs", 0.001, 3600.0, unit="s"),
@@ -26,4 +26,5 @@ DESCRIPTION = TransportDescription(
     live_strokes=True,
     resyncable=False,
     largest_datagram=MAX_DATAGRAM,
+    is_side_channel=is_ephemeral,
 )

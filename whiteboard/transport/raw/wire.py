@@ -7,7 +7,9 @@ introduction (HELLO, at most ``MAX_INTRODUCTION`` bytes; empty if it has none).
     +------+------+-------------+-----------------+-------------+---------------------+----...
 
 All fields in network byte order. ``seq`` counts DATA packets from ``origin`` from 1; HELLO and
-BYE carry the origin's latest DATA seq (0 before the first). ``incarnation`` is drawn at random
+BYE carry the origin's latest DATA seq (0 before the first). An EPHEMERAL packet carries a
+payload of the side channel (coreapi/ephemeral.py, at most ``MAX_EPHEMERAL`` bytes) and in
+``seq`` its own count of them modulo 2**16, apart from DATA's. ``incarnation`` is drawn at random
 each time a member starts: a member that crashed and came back with the same id counts its
 ``seq`` from 1 again, and receivers must not take its new strokes for duplicates.
 """
@@ -19,6 +21,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 
 from coreapi import MAX_INTRODUCTION
+from coreapi.ephemeral import MAX_EPHEMERAL
 from coreapi.memo import DecodeMemo
 
 VERSION = 1
@@ -30,6 +33,7 @@ class RawType(IntEnum):
     DATA = 1
     HELLO = 2  # "I am here": announces a member (with its introduction), keeps it unsuspected
     BYE = 3  # "I leave"
+    EPHEMERAL = 4  # the side channel: not numbered among DATA, never delivered reliably
 
 
 class RawDecodeError(ValueError):
@@ -76,9 +80,20 @@ def decode(data: bytes) -> RawPacket:
                 f"HELLO carries an introduction of {len(payload)} bytes, more than "
                 f"{MAX_INTRODUCTION}"
             )
+    elif kind is RawType.EPHEMERAL:
+        if len(payload) > MAX_EPHEMERAL or seq >= 1 << 16:
+            raise RawDecodeError(
+                f"EPHEMERAL of {len(payload)} bytes numbered {seq}: at most {MAX_EPHEMERAL}, "
+                "numbered below 2**16"
+            )
     elif payload:
         raise RawDecodeError(f"{kind.name} packet carries {len(payload)} unexpected bytes")
     return RawPacket(kind, origin, incarnation, seq, timestamp_us, payload)
+
+
+def is_ephemeral(data: bytes) -> bool:
+    """Whether ``data`` is an EPHEMERAL packet, by its first two bytes (nothing checked)."""
+    return len(data) >= 2 and data[0] == VERSION and data[1] == RawType.EPHEMERAL
 
 
 # The cores decode through this: in the simulator one multicast datagram object reaches every
