@@ -21,10 +21,10 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
-from PySide6.QtCore import QEventLoop, QPoint, Qt, QTimer
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtCore import QEvent, QEventLoop, QPoint, QPointF, Qt, QTimer
+from PySide6.QtGui import QGuiApplication, QMouseEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QWidget
+from PySide6.QtWidgets import QApplication, QWidget
 
 from whiteboard.app.about import show_about
 from whiteboard.app.identity import application
@@ -77,6 +77,16 @@ def drag(window: MainWindow, points: list[tuple[int, int]]) -> None:
         settle(5)
     QTest.mouseRelease(canvas, LEFT, NONE, QPoint(*points[-1]))
     settle(50)
+
+
+def point(window: MainWindow, x: int, y: int) -> None:
+    """The mouse over ``window``'s canvas, no button held (sent to the canvas: the windows
+    overlap on the screen)."""
+    canvas = window.canvas
+    at = QPointF(x, y)
+    move = QMouseEvent(QEvent.Type.MouseMove, at, canvas.mapToGlobal(at), Qt.MouseButton.NoButton,
+                       Qt.MouseButton.NoButton, NONE)  # fmt: skip
+    QApplication.sendEvent(canvas, move)
 
 
 def wave(x0: int, y0: int, length: int, amplitude: int, step: int = 6) -> list[tuple[int, int]]:
@@ -186,6 +196,12 @@ def main_window(net: NetConfig) -> None:
         wait_for(lambda w=window: "agree" in w.agreement_label.text(), "the agreement check", 20)
     bob.hide()
     shoot(ada, "main-window")
+    # Bob points at the server box: Ada sees his pointer, named (docs/user-guide.md).
+    for k in range(16):
+        point(bob, 330 + 12 * k, 250 - 7 * k)
+        settle(35)
+    wait_for(lambda: bool(ada.pointers.overlay.visible_members()), "Bob's pointer at Ada's")
+    shoot(ada, "pointers")
     ada.canvas.set_tool(ToolKind.SELECT)
     drag(ada, [(60, 70), (300, 190), (620, 190)])  # rubber band around the two boxes
     shoot(ada, "selection")

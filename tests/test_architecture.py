@@ -21,7 +21,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("whiteboard", "coreapi"),  # the version; the contract between cores and whiteboard
     ("whiteboard.board",),  # ops, the board model, its codec and file format
     ("whiteboard.desktop",),  # the app's files on a desktop (they are written as boards are)
-    ("whiteboard.presence",),  # who is drawing where (not ops)
+    ("whiteboard.presence", "whiteboard.pointer"),  # who is drawing where; where they point
     ("whiteboard.carry",),  # ops handed on to a board that lacks them
     ("whiteboard.security",),  # private sessions: the session key, the sealed envelope
     ("whiteboard.transport",),  # the interface, the driver, the registry, the raw reference

@@ -215,6 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="seconds to keep serving repairs after the goal",
     )
     peer.add_argument(
+        "--cursor-rate",
+        type=float,
+        default=0.0,
+        metavar="HZ",
+        help="move a synthetic pointer this many times a second on the transport's side "
+        "channel, as the app shares its pointer (0: none); the JSON adds cursors_received "
+        "and cursor_latency_ms",
+    )
+    peer.add_argument(
         "--no-presence",
         action="store_true",
         help="send no presence (name and colour, as the app sends on joining and every few "
@@ -334,6 +343,7 @@ def _run_peer(args: argparse.Namespace) -> int:
         wait_members=args.wait_members,
         linger=args.linger,
         presence=not args.no_presence,
+        cursor_rate=args.cursor_rate,
         params=params,
         log_dir=args.log_dir,
         record=not args.no_log,

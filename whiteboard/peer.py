@@ -16,6 +16,7 @@ from whiteboard.board.files import BoardFileError, describe_os_error, open_board
 from whiteboard.board.synthetic import synthetic_stroke
 from whiteboard.net.reactor import SelectorReactor
 from whiteboard.net.runtime import NetConfig, open_transport
+from whiteboard.pointer import PointerStats, encode_pointer, synthetic_position
 from whiteboard.presence import (
     MAX_NAME,
     PRESENCE_S,
@@ -42,6 +43,7 @@ from whiteboard.sessionlog.sealing import LogSealer
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
+    EphemeralReceived,
     Event,
     Failure,
     MemberChanged,
@@ -71,12 +73,15 @@ class PeerConfig:
     board: Path | None = None
     key: SessionKey | None = None  # a private session's (whiteboard/security); None: in clear
     encrypt_log: bool = False  # a private session's log encrypted at rest (sessionlog/sealing)
+    cursor_rate: float = 0.0  # pointer moves a second on the side channel (issue 19); 0: none
 
     def __post_init__(self) -> None:
         if self.send < 0:
             raise ValueError("--send must not be negative")
         if self.rate <= 0:
             raise ValueError("--rate must be positive")
+        if not 0.0 <= self.cursor_rate <= 1000.0:
+            raise ValueError("--cursor-rate must be 0 to 1000 moves a second")
         if self.duration <= 0:
             raise ValueError("--duration must be positive")
         if self.until_delivered is not None and self.until_delivered < 0:
@@ -112,6 +117,8 @@ class HeadlessPeer:
         self._stop_requested = False
         self._rng = random.Random(f"{config.name}:{config.net.seed}")
         self.presences_sent = 0
+        self.pointers = PointerStats()  # the others' pointers (whiteboard/pointer.py)
+        self._pointer_moves = 0
         self._presence_schedule = PresenceSchedule()
         self._fingerprint: BoardFingerprint | None = None
         # The board at its last checkpoint, told in presences as the app's are (so that a
@@ -226,11 +233,16 @@ class HeadlessPeer:
             "failures": self.failures,
             "elapsed_s": round(self.reactor.time() - self.started, 3),
             "log": None if self.log is None else str(self.log.path),
+            "cursors_sent": self._pointer_moves,
+            **self.pointers.report(),
         }
 
     # -- events ------------------------------------------------------------------------------
 
     def _on_event(self, event: Event) -> None:
+        if isinstance(event, EphemeralReceived):
+            self.pointers.take(event.origin, event.payload, round(time.time() * 1_000_000))
+            return
         change = self.replica.handle(event, self.transport)
         if isinstance(event, Delivered):
             if isinstance(change, Change) and not change.duplicate:
@@ -243,6 +255,8 @@ class HeadlessPeer:
                 # As the app: who we are first, before any drawing (whiteboard/presence.py).
                 self._presence_tick()
             self._maybe_start_drawing()
+            if self.config.cursor_rate:
+                self._move_pointer()
             self._check_goal()
         elif isinstance(event, MemberChanged):
             if event.member not in self.members and event.state is not MemberState.LEFT:
@@ -255,6 +269,19 @@ class HeadlessPeer:
                 self.failures.append(self.replica.last_rejection)
         elif isinstance(event, Failure):
             self.failures.append(event.reason)
+
+    def _move_pointer(self) -> None:
+        """Our synthetic pointer's next move, on the side channel, at ``--cursor-rate``."""
+        if self._leaving or self._closing:
+            return
+        self._pointer_moves += 1
+        sent_us = round(time.time() * 1_000_000)
+        position = synthetic_position(self._pointer_moves, self.config.cursor_rate, sent_us)
+        try:
+            self.transport.send_ephemeral(encode_pointer(position))
+        except RuntimeError:
+            return  # the session ended under us
+        self.reactor.call_later(1.0 / self.config.cursor_rate, self._move_pointer)
 
     def _others_active(self) -> int:
         return sum(

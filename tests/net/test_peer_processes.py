@@ -138,3 +138,23 @@ def test_a_fast_peer_draws_what_fell_due_in_each_turn_the_strokes_of_its_seed(
     rng = random.Random("fay:4")
     expected = [encode_op(synthetic_stroke(member, n, rng)) for n in range(1, 301)]
     assert [r.payload for r in drawn] == expected
+
+
+def test_peers_moving_pointers_hear_each_others_with_their_latency(group: GroupAddress) -> None:
+    """``--cursor-rate``: each peer moves a synthetic pointer on the side channel (issue 19)
+    and reports what it heard of the others' and how late, from the sender's clock."""
+    processes = [
+        start_peer(group, f"p{i}", "--transport", "rmp", "--cursor-rate", "30",
+                   "--duration", "8", "--no-log", "--seed", str(i))
+        for i in range(2)
+    ]  # fmt: skip
+    results = [finish(p) for p in processes]
+    for me, other in (results, results[::-1]):
+        assert me["cursors_sent"] > 30  # joined well within the run, then 30 a second
+        heard = me["cursors_received"]
+        assert isinstance(heard, dict) and list(heard) == [f"{other['member_id']:08x}"]
+        # Most of what the other sent while we were both in: loopback loses none.
+        assert 20 < heard[f"{other['member_id']:08x}"] <= other["cursors_sent"]  # type: ignore[operator]
+        latency = me["cursor_latency_ms"]
+        assert isinstance(latency, dict) and 0 <= latency["p50"] <= latency["p90"] < 2000
+        assert me["cursors_rejected"] == 0 and me["delivered_total"] == 0  # never the board

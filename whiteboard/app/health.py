@@ -312,6 +312,15 @@ class SessionHealth:
     def agreeing(self) -> list[int]:
         return [m for m, e in self._members.items() if e.agreement is Agreement.AGREES]
 
+    def colour_of(self, member: int) -> int | None:
+        """The colour ``member`` draws in, as its presence or its join's card says; None
+        if neither came yet."""
+        entry = self._members.get(member)
+        if entry is not None and entry.presence is not None:
+            return entry.presence.colour
+        card = self._cards.get(member)
+        return card.colour if card is not None else None
+
     def name_of(self, member: int) -> str:
         entry = self._members.get(member)
         if entry is not None and entry.presence is not None:

@@ -155,6 +155,7 @@ def run_app(argv: list[str]) -> int:
             record=not args.no_log,
             key=settings.session_key(),
             encrypt_recording=settings.encrypt_recordings,
+            share_pointer=settings.share_pointer,
         )
     except (OSError, ValueError) as exc:  # TransportUnavailable is a ValueError
         show_error(f"Cannot open the whiteboard session.\n\n{exc}")

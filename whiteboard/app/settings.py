@@ -220,6 +220,8 @@ class SessionSettings:
     # Whether a private session lets people watch with a view code (docs/security.md
     # "Viewers"): bound into its key, so everyone in it chooses the same.
     allow_viewers: bool = False
+    # Whether the others see where our pointer is on the board (issue 19; View menu).
+    share_pointer: bool = True
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -396,6 +398,7 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
             "encrypt_recordings", "true" if settings.encrypt_recordings else "false"
         )
         qsettings.setValue("allow_viewers", "true" if settings.allow_viewers else "false")
+        qsettings.setValue("share_pointer", "true" if settings.share_pointer else "false")
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -451,6 +454,7 @@ def read_settings(
     take("remember_passphrase", _yes_no, lambda _value: None)
     take("encrypt_recordings", _yes_no, lambda _value: None)
     take("allow_viewers", _yes_no, lambda _value: None)
+    take("share_pointer", _yes_no, lambda _value: None)
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:

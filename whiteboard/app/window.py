@@ -33,6 +33,7 @@ from whiteboard.app.history import History
 from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.own_presence import OwnPresence
+from whiteboard.app.pointers import WindowPointers
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording, open_recording
 from whiteboard.app.session import SessionSpec
@@ -67,6 +68,7 @@ from whiteboard.transport.driver import CoreDriver
 from whiteboard.transport.events import (
     BoardStateReceived,
     Delivered,
+    EphemeralReceived,
     Event,
     Failure,
     Introduced,
@@ -116,6 +118,7 @@ class MainWindow(QMainWindow):
         record: bool = True,
         key: SessionKey | None = None,
         encrypt_recording: bool = True,
+        share_pointer: bool = True,
     ) -> None:
         super().__init__(parent)
         self.log_dir = log_dir
@@ -148,6 +151,8 @@ class MainWindow(QMainWindow):
         self.presence = OwnPresence(self, colour)
         self.canvas.colour = self.presence.colour
 
+        # Everyone's pointer on the board; ours sent while shared (whiteboard/app/pointers.py).
+        self.pointers = WindowPointers(self, share_pointer)
         self.members_panel = MembersPanel(self)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
         self.resizeDocks([self.members_panel], [MEMBERS_WIDTH], Qt.Orientation.Horizontal)
@@ -406,6 +411,7 @@ class MainWindow(QMainWindow):
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
+        view.addAction(self.pointers.action)
         add_help_menu(self, lambda: open_recording(sample_recording(), self))
 
     def _session_keys(self) -> tuple[SessionKey, ...]:
@@ -540,6 +546,9 @@ class MainWindow(QMainWindow):
 
     def _on_event(self, event: Event) -> None:
         rejected_states = self.replica.stats.rejected_states
+        if isinstance(event, EphemeralReceived):
+            self.pointers.on_ephemeral(event)  # a pointer: never the board's
+            return
         change = self.replica.handle(event, self.transport)
         if self.session.on_event(event):
             self._show_session_state()
@@ -565,6 +574,7 @@ class MainWindow(QMainWindow):
             if event.member not in self.health and event.state is not MemberState.LEFT:
                 self.presence.schedule.due = True  # a newcomer: tell it who we are soon
             self.health.member_changed(event.member, event.state)
+            self.pointers.member_changed(event.member, event.state)
             self._refresh_status()
         elif isinstance(event, Ready):
             self.join_progress.hide()

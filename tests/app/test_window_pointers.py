@@ -1,0 +1,113 @@
+"""Live pointers between real windows on real loopback multicast (issue 19, point 2): each
+window shows the other's pointer with its name, glides it, hides it when it leaves the board,
+and none of it reaches the board or its hash; sharing can be turned off."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+from PySide6.QtGui import QMouseEvent
+from PySide6.QtWidgets import QApplication
+from pytestqt.qtbot import QtBot
+
+from tests.app.test_window_mtp import host_and_participant
+from tests.app.test_window_rmp import open_rmp_window
+from whiteboard.app.window import MainWindow
+from whiteboard.net.runtime import NetConfig
+
+WAIT_MS = 30_000  # MTP's master probes for a web first; the machine stalls on top of it
+
+
+def pair(qtbot: QtBot, net: NetConfig, transport: str) -> tuple[MainWindow, MainWindow]:
+    if transport == "mtp":
+        return host_and_participant(qtbot, net)
+    ann = open_rmp_window(qtbot, net, "ann")
+    qtbot.waitUntil(lambda: not ann.canvas.is_read_only(), timeout=WAIT_MS)
+    bea = open_rmp_window(qtbot, net, "bea")
+    qtbot.waitUntil(lambda: not bea.canvas.is_read_only(), timeout=WAIT_MS)
+    return ann, bea
+
+
+def point_at(window: MainWindow, x: int, y: int) -> None:
+    """The mouse moves over ``window``'s canvas, no button held. Sent to the canvas itself:
+    the windows overlap on the test's screen, and a move through the screen would reach
+    whichever is on top."""
+    canvas = window.canvas
+    at = QPointF(x, y)
+    move = QMouseEvent(
+        QEvent.Type.MouseMove,
+        at,
+        canvas.mapToGlobal(at),
+        Qt.MouseButton.NoButton,
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+    )
+    QApplication.sendEvent(canvas, move)
+
+
+def leave(window: MainWindow) -> None:
+    QApplication.sendEvent(window.canvas, QEvent(QEvent.Type.Leave))
+
+
+def shown_at(watcher: MainWindow, member: int) -> QPoint | None:
+    at = watcher.pointers.overlay.widget_position(member)
+    return None if at is None else at.toPoint()
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", ["rmp", "mtp"])
+def test_each_window_shows_the_others_pointer_and_never_its_board(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    first, second = pair(qtbot, net, transport)
+    hashes = (first.replica.board.hash(), second.replica.board.hash())
+    mover = first.transport.member_id
+
+    # Moved until the other has heard of it (a newcomer is known after its first packets).
+    def seen(x: int, y: int) -> bool:
+        point_at(first, x, y)
+        return shown_at(second, mover) == QPoint(x, y)
+
+    qtbot.waitUntil(lambda: seen(120, 90), timeout=WAIT_MS)
+    # Named and coloured as the members panel names the member (once its presence came).
+    qtbot.waitUntil(
+        lambda: second.pointers._label(mover) == (first.display_name, first.presence.colour),
+        timeout=WAIT_MS,
+    )
+    # The view is the same on both (an empty board at 100%), so the position is too; after
+    # a move it glides there and settles on it.
+    for x in range(130, 260, 10):
+        point_at(first, x, 150)
+        qtbot.wait(5)
+    qtbot.waitUntil(lambda: shown_at(second, mover) == QPoint(250, 150), timeout=WAIT_MS)
+    # And the other way.
+    point_at(second, 60, 70)
+    qtbot.waitUntil(
+        lambda: shown_at(first, second.transport.member_id) == QPoint(60, 70), timeout=WAIT_MS
+    )
+    # Leaving the canvas hides it at once for the others.
+    leave(first)
+    qtbot.waitUntil(lambda: shown_at(second, mover) is None, timeout=WAIT_MS)
+    # Never in the board: nothing was drawn, and neither hash moved.
+    assert (first.replica.board.hash(), second.replica.board.hash()) == hashes
+    assert len(first.replica.board) == len(second.replica.board) == 0
+    assert first.pointers.sharing.sent >= 3
+
+
+@pytest.mark.network
+def test_sharing_turned_off_hides_ours_and_sends_no_more(qtbot: QtBot, net: NetConfig) -> None:
+    ann, bea = pair(qtbot, net, "rmp")
+    me = ann.transport.member_id
+
+    def seen() -> bool:
+        point_at(ann, 100, 100)
+        return shown_at(bea, me) is not None
+
+    qtbot.waitUntil(seen, timeout=WAIT_MS)
+    ann.pointers.action.setChecked(False)  # View ▸ Share my pointer
+    qtbot.waitUntil(lambda: shown_at(bea, me) is None, timeout=WAIT_MS)
+    sent = ann.pointers.sharing.sent
+    for x in range(110, 200, 10):
+        point_at(ann, x, 120)
+        qtbot.wait(40)
+    assert ann.pointers.sharing.sent == sent and shown_at(bea, me) is None

@@ -1,0 +1,78 @@
+"""The pointer payload (whiteboard/pointer.py): round trip, and anything else refused cleanly."""
+
+from __future__ import annotations
+
+import contextlib
+
+import msgpack
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from whiteboard.pointer import (
+    MAX_POINTER_BYTES,
+    PointerDecodeError,
+    PointerPosition,
+    decode_pointer,
+    encode_pointer,
+    is_pointer,
+)
+from whiteboard.presence import encode_presence, is_presence
+
+coords = st.floats(min_value=-1e7, max_value=1e7)
+
+
+@given(coords, coords, st.booleans(), st.integers(0, 2**63 - 1))
+def test_round_trip(x: float, y: float, visible: bool, sent_us: int) -> None:
+    position = PointerPosition(x, y, visible, sent_us)
+    data = encode_pointer(position)
+    assert len(data) <= MAX_POINTER_BYTES and is_pointer(data)
+    assert decode_pointer(data) == position
+
+
+@given(st.binary(max_size=80))
+def test_arbitrary_bytes_raise_only_pointer_decode_error(data: bytes) -> None:
+    with contextlib.suppress(PointerDecodeError):
+        decode_pointer(data)
+
+
+_any = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(), st.text(max_size=3), st.binary(max_size=3)
+)
+
+
+@given(st.integers(0, 6), _any)
+def test_a_field_replaced_decodes_or_fails_cleanly(index: int, value: object) -> None:
+    item: list[object] = ["wb-pointer", 1, 1, 10.0, 20.0, True, 5]
+    item[index] = value
+    try:
+        position = decode_pointer(msgpack.packb(item))
+    except PointerDecodeError:
+        return
+    assert -1e7 <= position.x <= 1e7 and -1e7 <= position.y <= 1e7
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        (["wb-pointer", 2, 1, 1.0, 1.0, True, 0], "version 2"),
+        (["wb-pointer", 1, 2, 1.0, 1.0, True, 0], "kind 2"),  # a later version's kind
+        (["wb-pointer", 1, 1, float("nan"), 1.0, True, 0], "within"),
+        (["wb-pointer", 1, 1, 2e7, 1.0, True, 0], "within"),
+        (["wb-pointer", 1, 1, 1.0, 1.0, 1, 0], "visible must be a bool"),
+        (["wb-pointer", 1, 1, 1.0, 1.0, True, -1], "sent_us"),
+        (["wb-presence", 1, 1, 1.0, 1.0, True, 0], "array"),
+    ],
+)
+def test_what_is_wrong_is_said(item: list[object], message: str) -> None:
+    with pytest.raises(PointerDecodeError, match=message):
+        decode_pointer(msgpack.packb(item))
+
+
+def test_a_pointer_is_not_a_presence_nor_the_reverse() -> None:
+    pointer = encode_pointer(PointerPosition(1.0, 2.0, True, 3))
+    assert not is_presence(pointer)
+    from whiteboard.presence import BoardFingerprint, Presence
+
+    presence = encode_presence(Presence("ann", 0xFF112233, BoardFingerprint(0, None, "0" * 64)))
+    assert not is_pointer(presence)

@@ -1,0 +1,154 @@
+"""Where a member's pointer is on the board (issue 19): what goes on a transport's side channel
+(``Transport.send_ephemeral``, coreapi/ephemeral.py), never on the board, never in its hash.
+
+A payload is the msgpack array ``["wb-pointer", 1, kind, x, y, visible, sent_us]``:
+
+* ``kind`` 1 (POINTER), the member's pointer; other kinds are refused, so that a later
+  version's (a laser point, a view) is dropped by this one rather than misread;
+* ``x``, ``y``: board coordinates, floats within the board's bounds (``MAX_COORD``);
+* ``visible``: false when the pointer left the board (the others hide it at once);
+* ``sent_us``: the sender's wall clock, microseconds since the epoch, for the latency the
+  headless member measures (on one host, or hosts whose clocks agree).
+
+The bytes come from anyone on the group: :func:`decode_pointer` bounds the size, checks every
+field and raises :class:`PointerDecodeError` and nothing else.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import IntEnum
+
+import msgpack
+
+from whiteboard.board.ops import MAX_COORD
+
+MAGIC = "wb-pointer"
+VERSION = 1
+MAX_POINTER_BYTES = 64  # an encoding is 40 bytes at most
+MAX_SENT_US = 2**63 - 1
+
+
+class PointerKind(IntEnum):
+    """On the wire: never renumber."""
+
+    POINTER = 1
+
+
+class PointerDecodeError(ValueError):
+    """A payload that is not a pointer position; the message says why."""
+
+
+@dataclass(frozen=True, slots=True)
+class PointerPosition:
+    x: float
+    y: float
+    visible: bool
+    sent_us: int  # the sender's wall clock (µs since the epoch)
+
+    def __post_init__(self) -> None:
+        for name in ("x", "y"):
+            value = getattr(self, name)
+            if not (isinstance(value, float) and -MAX_COORD <= value <= MAX_COORD):
+                raise ValueError(f"pointer {name} must be a float within +-1e7, got {value!r}")
+        if not isinstance(self.visible, bool):
+            raise ValueError(f"pointer visible must be a bool, got {self.visible!r}")
+        if type(self.sent_us) is not int or not 0 <= self.sent_us <= MAX_SENT_US:
+            raise ValueError(f"pointer sent_us must be an int in 0..2**63-1, got {self.sent_us!r}")
+
+
+def encode_pointer(position: PointerPosition) -> bytes:
+    data: bytes = msgpack.packb(
+        [
+            MAGIC,
+            VERSION,
+            int(PointerKind.POINTER),
+            position.x,
+            position.y,
+            position.visible,
+            position.sent_us,
+        ]
+    )
+    return data
+
+
+def is_pointer(payload: bytes) -> bool:
+    """A cheap look at the first bytes (the magic string), nothing checked."""
+    tag = bytes([0xA0 | len(MAGIC)]) + MAGIC.encode()
+    return payload[:1] == b"\x97" and payload[1 : 1 + len(tag)] == tag
+
+
+def decode_pointer(payload: bytes) -> PointerPosition:
+    """The position in ``payload``; :class:`PointerDecodeError` and nothing else otherwise."""
+    if len(payload) > MAX_POINTER_BYTES:
+        raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
+    try:
+        item = msgpack.unpackb(payload, raw=False, use_list=False, strict_map_key=True)
+    except Exception as error:  # msgpack's zoo of error types: not a pointer, whatever it is
+        raise PointerDecodeError(f"pointer is not valid msgpack: {error}") from None
+    if not isinstance(item, tuple) or len(item) != 7 or item[0] != MAGIC:
+        raise PointerDecodeError(
+            f'a pointer is the array ["{MAGIC}", version, kind, x, y, visible, sent_us]'
+        )
+    _, version, kind, x, y, visible, sent_us = item
+    if version != VERSION or type(version) is not int:
+        raise PointerDecodeError(f"pointer version {version!r}; this is version {VERSION}")
+    if type(kind) is not int or kind not in {k.value for k in PointerKind}:
+        raise PointerDecodeError(f"pointer kind {kind!r} is not one this version knows")
+    if type(x) is int and not isinstance(x, bool):
+        x = float(x)
+    if type(y) is int and not isinstance(y, bool):
+        y = float(y)
+    try:
+        return PointerPosition(x, y, visible, sent_us)
+    except (ValueError, OverflowError) as error:
+        raise PointerDecodeError(str(error)) from None
+
+
+# -- the headless member's pointer (whiteboard peer --cursor-rate) --------------------------
+
+
+def synthetic_position(step: int, rate: float, sent_us: int) -> PointerPosition:
+    """Where a headless member's pointer is at its ``step``-th move, at ``rate`` moves a
+    second: round a circle of 200 board units once every 4 seconds."""
+    turn = 2.0 * math.pi * step / max(1.0, 4.0 * rate)
+    return PointerPosition(400.0 + 200.0 * math.cos(turn), 300.0 + 200.0 * math.sin(turn), True,
+                           sent_us)  # fmt: skip
+
+
+MAX_LATENCIES = 100_000  # kept for the percentiles: a run's first ones, enough for p90
+
+
+class PointerStats:
+    """What a headless member heard of the others' pointers: how many from each, and how long
+    each took from its sender's clock to ours (one host, or hosts whose clocks agree)."""
+
+    def __init__(self) -> None:
+        self.received: dict[int, int] = {}
+        self.latencies_ms: list[float] = []
+        self.rejected = 0
+
+    def take(self, origin: int, payload: bytes, wall_us: int) -> None:
+        try:
+            position = decode_pointer(payload)
+        except PointerDecodeError:
+            self.rejected += 1
+            return
+        self.received[origin] = self.received.get(origin, 0) + 1
+        if len(self.latencies_ms) < MAX_LATENCIES:
+            self.latencies_ms.append(max(0.0, (wall_us - position.sent_us) / 1000.0))
+
+    def report(self) -> dict[str, object]:
+        ordered = sorted(self.latencies_ms)
+
+        def percentile(share: float) -> float | None:
+            if not ordered:
+                return None
+            return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 3)
+
+        return {
+            "cursors_received": {f"{o:08x}": n for o, n in sorted(self.received.items())},
+            "cursor_latency_ms": {"p50": percentile(0.5), "p90": percentile(0.9)},
+            "cursors_rejected": self.rejected,
+        }
