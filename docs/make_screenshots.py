@@ -13,9 +13,11 @@ mouse and keyboard events, and grabs the X screen (``QScreen.grabWindow``) into
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -87,6 +89,27 @@ def point(window: MainWindow, x: int, y: int) -> None:
     move = QMouseEvent(QEvent.Type.MouseMove, at, canvas.mapToGlobal(at), Qt.MouseButton.NoButton,
                        Qt.MouseButton.NoButton, NONE)  # fmt: skip
     QApplication.sendEvent(canvas, move)
+
+
+def press(window: MainWindow, kind: QEvent.Type, x: int, y: int) -> None:
+    """A left-button press, move (held) or release, sent to ``window``'s canvas."""
+    canvas = window.canvas
+    at = QPointF(x, y)
+    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else LEFT
+    button = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseMove else LEFT
+    event = QMouseEvent(kind, at, canvas.mapToGlobal(at), button, held, NONE)
+    QApplication.sendEvent(canvas, event)
+
+
+def shoot_now(widget: QWidget, name: str) -> None:
+    """:func:`shoot` without its pause: for what fades (a laser trail)."""
+    settle(60)
+    screen = QGuiApplication.primaryScreen()
+    frame = widget.frameGeometry()
+    pixmap = screen.grabWindow(0, frame.x(), frame.y(), frame.width(), frame.height())
+    path = IMAGES / f"{name}.png"
+    pixmap.save(str(path))
+    print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
 
 
 def wave(x0: int, y0: int, length: int, amplitude: int, step: int = 6) -> list[tuple[int, int]]:
@@ -202,6 +225,18 @@ def main_window(net: NetConfig) -> None:
         settle(35)
     wait_for(lambda: bool(ada.pointers.overlay.visible_members()), "Bob's pointer at Ada's")
     shoot(ada, "pointers")
+    # Bob circles the client box with the laser pointer (K): Ada sees the trail fading.
+    bob.canvas.set_tool(ToolKind.LASER)
+    laser = [(170 + round(120 * math.cos(t / 8)), 130 + round(60 * math.sin(t / 8)))
+             for t in range(0, 44)]  # fmt: skip
+    press(bob, QEvent.Type.MouseButtonPress, *laser[0])
+    for x, y in laser[1:]:
+        press(bob, QEvent.Type.MouseMove, x, y)
+        settle(12)
+    wait_for(lambda: bool(ada.pointers.overlay.lasers.trails(time.monotonic())), "the laser")
+    shoot_now(ada, "laser")
+    press(bob, QEvent.Type.MouseButtonRelease, *laser[-1])
+    bob.canvas.set_tool(ToolKind.PEN)
     ada.canvas.set_tool(ToolKind.SELECT)
     drag(ada, [(60, 70), (300, 190), (620, 190)])  # rubber band around the two boxes
     shoot(ada, "selection")

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from whiteboard.pointer import (
     MAX_POINTER_BYTES,
     PointerDecodeError,
+    PointerKind,
     PointerPosition,
     decode_pointer,
     encode_pointer,
@@ -22,9 +23,9 @@ from whiteboard.presence import encode_presence, is_presence
 coords = st.floats(min_value=-1e7, max_value=1e7)
 
 
-@given(coords, coords, st.booleans(), st.integers(0, 2**63 - 1))
-def test_round_trip(x: float, y: float, visible: bool, sent_us: int) -> None:
-    position = PointerPosition(x, y, visible, sent_us)
+@given(coords, coords, st.booleans(), st.integers(0, 2**63 - 1), st.sampled_from(PointerKind))
+def test_round_trip(x: float, y: float, visible: bool, sent_us: int, kind: PointerKind) -> None:
+    position = PointerPosition(x, y, visible, sent_us, kind)
     data = encode_pointer(position)
     assert len(data) <= MAX_POINTER_BYTES and is_pointer(data)
     assert decode_pointer(data) == position
@@ -56,7 +57,7 @@ def test_a_field_replaced_decodes_or_fails_cleanly(index: int, value: object) ->
     ("item", "message"),
     [
         (["wb-pointer", 2, 1, 1.0, 1.0, True, 0], "version 2"),
-        (["wb-pointer", 1, 2, 1.0, 1.0, True, 0], "kind 2"),  # a later version's kind
+        (["wb-pointer", 1, 3, 1.0, 1.0, True, 0], "kind 3"),  # a later version's kind
         (["wb-pointer", 1, 1, float("nan"), 1.0, True, 0], "within"),
         (["wb-pointer", 1, 1, 2e7, 1.0, True, 0], "within"),
         (["wb-pointer", 1, 1, 1.0, 1.0, 1, 0], "visible must be a bool"),

@@ -3,8 +3,9 @@
 
 A payload is the msgpack array ``["wb-pointer", 1, kind, x, y, visible, sent_us]``:
 
-* ``kind`` 1 (POINTER), the member's pointer; other kinds are refused, so that a later
-  version's (a laser point, a view) is dropped by this one rather than misread;
+* ``kind`` 1 (POINTER), the member's pointer; 2 (LASER), a point of its laser pointer's
+  trail, which everyone shows fading within a second; other kinds are refused, so that a
+  later version's (a view, say) is dropped by this one rather than misread;
 * ``x``, ``y``: board coordinates, floats within the board's bounds (``MAX_COORD``);
 * ``visible``: false when the pointer left the board (the others hide it at once);
 * ``sent_us``: the sender's wall clock, microseconds since the epoch, for the latency the
@@ -34,6 +35,10 @@ class PointerKind(IntEnum):
     """On the wire: never renumber."""
 
     POINTER = 1
+    LASER = 2  # a point of the laser pointer's trail: the pointer is there too
+
+
+_KINDS = {kind.value: kind for kind in PointerKind}
 
 
 class PointerDecodeError(ValueError):
@@ -46,8 +51,11 @@ class PointerPosition:
     y: float
     visible: bool
     sent_us: int  # the sender's wall clock (µs since the epoch)
+    kind: PointerKind = PointerKind.POINTER
 
     def __post_init__(self) -> None:
+        if not isinstance(self.kind, PointerKind):
+            raise ValueError(f"pointer kind must be a PointerKind, got {self.kind!r}")
         for name in ("x", "y"):
             value = getattr(self, name)
             if not (isinstance(value, float) and -MAX_COORD <= value <= MAX_COORD):
@@ -63,7 +71,7 @@ def encode_pointer(position: PointerPosition) -> bytes:
         [
             MAGIC,
             VERSION,
-            int(PointerKind.POINTER),
+            int(position.kind),
             position.x,
             position.y,
             position.visible,
@@ -94,14 +102,14 @@ def decode_pointer(payload: bytes) -> PointerPosition:
     _, version, kind, x, y, visible, sent_us = item
     if version != VERSION or type(version) is not int:
         raise PointerDecodeError(f"pointer version {version!r}; this is version {VERSION}")
-    if type(kind) is not int or kind not in {k.value for k in PointerKind}:
+    if type(kind) is not int or kind not in _KINDS:
         raise PointerDecodeError(f"pointer kind {kind!r} is not one this version knows")
     if type(x) is int and not isinstance(x, bool):
         x = float(x)
     if type(y) is int and not isinstance(y, bool):
         y = float(y)
     try:
-        return PointerPosition(x, y, visible, sent_us)
+        return PointerPosition(x, y, visible, sent_us, _KINDS[kind])
     except (ValueError, OverflowError) as error:
         raise PointerDecodeError(str(error)) from None
 

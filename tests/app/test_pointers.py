@@ -4,6 +4,7 @@ overlay repaints cursors without touching the board's tiles."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QEvent, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QApplication
@@ -12,13 +13,16 @@ from pytestqt.qtbot import QtBot
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.pointers import (
     GLIDE_S,
+    LASER_FADE_S,
     STILL_HIDE_S,
     CursorOverlay,
+    LaserTrails,
     PointerSharing,
     RemoteCursors,
 )
+from whiteboard.app.tools import ToolKind
 from whiteboard.board import Board, OpId
-from whiteboard.pointer import PointerPosition, decode_pointer
+from whiteboard.pointer import PointerKind, PointerPosition, decode_pointer
 
 
 def at(x: float, y: float, visible: bool = True) -> PointerPosition:
@@ -131,3 +135,50 @@ def test_moving_cursors_repaint_the_overlay_and_never_the_boards_tiles(qtbot: Qt
     clock.now += STILL_HIDE_S + GLIDE_S
     overlay._tick()
     assert overlay.visible_members() == []
+
+
+def test_a_laser_trail_fades_within_a_second() -> None:
+    trails = LaserTrails()
+    for step in range(10):
+        trails.add(7, float(step), 0.0, now=step * 0.05)
+    shown = trails.trails(0.5)[7]
+    assert [x for x, _, _ in shown] == [float(s) for s in range(10)]  # all younger than 1 s
+    assert shown[-1][2] == pytest.approx(0.05) and trails.active(0.5)
+    assert [x for x, _, _ in trails.trails(1.2)[7]] == [5.0, 6.0, 7.0, 8.0, 9.0]
+    assert not trails.active(0.45 + LASER_FADE_S) and trails.trails(2.0) == {}
+
+
+def press(canvas: BoardCanvas, x: float, y: float, kind: QEvent.Type) -> None:
+    point = QPointF(x, y)
+    button = Qt.MouseButton.LeftButton
+    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else button
+    event = QMouseEvent(kind, point, canvas.mapToGlobal(point), button, held,
+                        Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    QApplication.sendEvent(canvas, event)
+
+
+def test_the_laser_sends_its_points_even_with_the_pointer_unshared_and_draws_no_op(
+    qtbot: QtBot,
+) -> None:
+    canvas = make_canvas(qtbot)
+    ops: list[object] = []
+    canvas.on_local_op = ops.append  # type: ignore[assignment]
+    sent: list[PointerPosition] = []
+    ours: list[tuple[float, float]] = []
+    clock = Clock()
+    sharing = PointerSharing(canvas, lambda data: sent.append(decode_pointer(data)), clock=clock)
+    sharing.on_laser = lambda x, y: ours.append((x, y))
+    sharing.set_enabled(False)
+    canvas.set_tool(ToolKind.LASER)
+    press(canvas, 10, 10, QEvent.Type.MouseButtonPress)
+    for step in range(1, 6):
+        clock.now += 0.05
+        move(canvas, 10 + 10 * step, 10)
+    press(canvas, 60, 10, QEvent.Type.MouseButtonRelease)
+    assert len(ours) == 6  # every point of our own trail, from the press on
+    assert sent and all(p.kind is PointerKind.LASER for p in sent)
+    assert (sent[-1].x, sent[-1].y) == (60.0, 10.0)
+    clock.now += 1.0
+    move(canvas, 80, 10)  # the laser released: the unshared pointer sends nothing
+    assert all(p.kind is PointerKind.LASER for p in sent)
+    assert ops == [] and len(canvas.board) == 0

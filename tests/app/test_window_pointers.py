@@ -4,6 +4,8 @@ and none of it reaches the board or its hash; sharing can be turned off."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
 from PySide6.QtGui import QMouseEvent
@@ -12,6 +14,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_window_mtp import host_and_participant
 from tests.app.test_window_rmp import open_rmp_window
+from whiteboard.app.tools import ToolKind
 from whiteboard.app.window import MainWindow
 from whiteboard.net.runtime import NetConfig
 
@@ -43,6 +46,23 @@ def point_at(window: MainWindow, x: int, y: int) -> None:
         Qt.KeyboardModifier.NoModifier,
     )
     QApplication.sendEvent(canvas, move)
+
+
+def mouse(window: MainWindow, kind: QEvent.Type, x: int, y: int) -> None:
+    """A left-button press, move (held) or release on ``window``'s canvas."""
+    canvas = window.canvas
+    at = QPointF(x, y)
+    button = Qt.MouseButton.LeftButton
+    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else button
+    if kind == QEvent.Type.MouseMove:
+        button = Qt.MouseButton.NoButton
+    event = QMouseEvent(kind, at, canvas.mapToGlobal(at), button, held,
+                        Qt.KeyboardModifier.NoModifier)  # fmt: skip
+    QApplication.sendEvent(canvas, event)
+
+
+def trails(window: MainWindow) -> dict[int, list[tuple[float, float, float]]]:
+    return window.pointers.overlay.lasers.trails(time.monotonic())
 
 
 def leave(window: MainWindow) -> None:
@@ -85,6 +105,17 @@ def test_each_window_shows_the_others_pointer_and_never_its_board(
     qtbot.waitUntil(
         lambda: shown_at(first, second.transport.member_id) == QPoint(60, 70), timeout=WAIT_MS
     )
+    # The laser pointer (K): a trail the other sees, and that fades within about a second.
+    first.canvas.set_tool(ToolKind.LASER)
+    mouse(first, QEvent.Type.MouseButtonPress, 100, 200)
+    for x in range(110, 300, 10):
+        mouse(first, QEvent.Type.MouseMove, x, 200)
+        qtbot.wait(10)
+    mouse(first, QEvent.Type.MouseButtonRelease, 290, 200)
+    qtbot.waitUntil(lambda: mover in trails(second), timeout=WAIT_MS)
+    assert mover in trails(first)  # ours too
+    assert len(trails(second)[mover]) >= 3
+    qtbot.waitUntil(lambda: trails(second) == {} and trails(first) == {}, timeout=3000)
     # Leaving the canvas hides it at once for the others.
     leave(first)
     qtbot.waitUntil(lambda: shown_at(second, mover) is None, timeout=WAIT_MS)

@@ -15,8 +15,10 @@ colour, and ours sent to them on the transport's side channel (``send_ephemeral`
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
@@ -37,9 +39,11 @@ from PySide6.QtWidgets import QWidget
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.settings import SessionSettings, default_qsettings, save_settings
+from whiteboard.app.tools import ToolKind
 from whiteboard.board.ops import MAX_COORD
 from whiteboard.pointer import (
     PointerDecodeError,
+    PointerKind,
     PointerPosition,
     decode_pointer,
     encode_pointer,
@@ -54,9 +58,17 @@ STILL_HIDE_S = 3.0  # a pointer that has not moved this long is hidden (tldraw: 
 FRAME_MS = 16
 MAX_CURSORS = 256  # members whose pointers are kept; the least recently moved go first
 LABEL_MAX_CHARS = 24
+LASER_FADE_S = 1.0  # a laser trail's point fades out over this long (tldraw: 1.2 s)
+LASER_POINTS = 128  # the newest points of each trail
+LASER_COLOUR = QColor(255, 32, 48)
+LASER_WIDTH = 4.0  # widget pixels
 # A cursor's extent around its tip, in widget pixels: the arrow and its label, on the right
 # of the tip, or on its left near the canvas's right edge.
 _EXTENT = QRect(-262, -3, 524, 48)
+
+
+_Sent = tuple[float, float, bool, PointerKind]  # x, y, visible, kind
+_MOUSE = (QEvent.Type.MouseMove, QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease)
 
 
 class PointerSharing(QObject):
@@ -75,9 +87,12 @@ class PointerSharing(QObject):
         self._send = send
         self._wall, self._clock = wall, clock
         self._enabled = enabled
-        self._last: tuple[float, float, bool] | None = None  # what we sent last
+        self._last: _Sent | None = None  # what we sent last
         self._last_at = -math.inf
-        self._pending: tuple[float, float, bool] | None = None
+        self._pending: _Sent | None = None
+        self._lasering = False  # the laser pointer is pressed (ToolKind.LASER)
+        # Each laser point where we are: our own trail, drawn at every move, not 30 a second.
+        self.on_laser: Callable[[float, float], None] | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._flush)
@@ -97,22 +112,36 @@ class PointerSharing(QObject):
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         kind = event.type()
-        if kind == QEvent.Type.MouseMove and isinstance(event, QMouseEvent):
+        if isinstance(event, QMouseEvent) and kind in _MOUSE:
             position = event.position()
             x, y = self._canvas.view.to_board(position.x(), position.y())
-            self._offer(x, y, True)
+            left = event.button() == Qt.MouseButton.LeftButton
+            if kind == QEvent.Type.MouseButtonPress and left:
+                canvas = self._canvas
+                self._lasering = canvas.tool is ToolKind.LASER and not canvas.is_read_only()
+            elif kind == QEvent.Type.MouseButtonRelease and left:
+                self._lasering = False
+            if self._lasering:
+                if self.on_laser is not None:
+                    self.on_laser(x, y)
+                self._offer(x, y, True, PointerKind.LASER)
+            else:
+                self._offer(x, y, True)
         elif kind == QEvent.Type.Leave and self._last is not None and self._last[2]:
             self._offer(self._last[0], self._last[1], False)
         return False  # the canvas gets every event as before
 
-    def _offer(self, x: float, y: float, visible: bool) -> None:
-        if not self._enabled:
+    def _offer(
+        self, x: float, y: float, visible: bool, kind: PointerKind = PointerKind.POINTER
+    ) -> None:
+        # The laser is pointing on purpose: it goes even with the pointer's sharing off.
+        if not self._enabled and kind is not PointerKind.LASER:
             return
         x, y = (min(MAX_COORD, max(-MAX_COORD, v)) for v in (x, y))
-        if (x, y, visible) == self._last:
+        if (x, y, visible, kind) == self._last:
             self._pending = None
             return
-        self._pending = (x, y, visible)
+        self._pending = (x, y, visible, kind)
         wait = self._last_at + 1.0 / SEND_HZ - self._clock()
         if wait <= 0:
             self._flush()
@@ -122,10 +151,10 @@ class PointerSharing(QObject):
     def _flush(self) -> None:
         if self._pending is None:
             return
-        x, y, visible = self._pending
+        x, y, visible, kind = self._pending
         self._pending = None
-        self._last, self._last_at = (x, y, visible), self._clock()
-        position = PointerPosition(x, y, visible, round(self._wall() * 1_000_000))
+        self._last, self._last_at = (x, y, visible, kind), self._clock()
+        position = PointerPosition(x, y, visible, round(self._wall() * 1_000_000), kind)
         try:
             self._send(encode_pointer(position))
             self.sent += 1
@@ -203,6 +232,38 @@ class RemoteCursors:
         )
 
 
+class LaserTrails:
+    """The laser pointers' trails, ours included, in board coordinates: each point fades out
+    over :data:`LASER_FADE_S` (no Qt, no clock of its own)."""
+
+    def __init__(self) -> None:
+        self._trails: dict[int, deque[tuple[float, float, float]]] = {}
+
+    def add(self, member: int, x: float, y: float, now: float) -> None:
+        trail = self._trails.pop(member, None)
+        if trail is None:
+            trail = deque(maxlen=LASER_POINTS)
+            if len(self._trails) >= MAX_CURSORS:
+                del self._trails[next(iter(self._trails))]
+        trail.append((x, y, now))
+        self._trails[member] = trail  # the most recently used, last
+
+    def trails(self, now: float) -> dict[int, list[tuple[float, float, float]]]:
+        """Each member's points that have not faded yet, oldest first, with their age."""
+        shown: dict[int, list[tuple[float, float, float]]] = {}
+        for member, trail in list(self._trails.items()):
+            while trail and now - trail[0][2] >= LASER_FADE_S:
+                trail.popleft()
+            if not trail:
+                del self._trails[member]
+                continue
+            shown[member] = [(x, y, now - at) for x, y, at in trail]
+        return shown
+
+    def active(self, now: float) -> bool:
+        return bool(self.trails(now))
+
+
 # The arrow of a pointer, tip at (0, 0), in widget pixels.
 _ARROW = QPolygonF(
     [QPointF(0, 0), QPointF(0, 16), QPointF(4.5, 12), QPointF(8, 19), QPointF(10.5, 18),
@@ -225,7 +286,9 @@ class CursorOverlay(QWidget):
         self._label_of = label_of
         self._clock = clock
         self.cursors = RemoteCursors()
+        self.lasers = LaserTrails()
         self._shown: dict[int, QRect] = {}  # what the last paint covered, per member
+        self._laser_area = QRect()  # ... and of the laser trails
         self.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
         self.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
@@ -242,6 +305,10 @@ class CursorOverlay(QWidget):
 
     def show_position(self, member: int, position: PointerPosition) -> None:
         self.cursors.update(member, position, self._clock())
+        self._tick()
+
+    def show_laser(self, member: int, x: float, y: float) -> None:
+        self.lasers.add(member, x, y, self._clock())
         self._tick()
 
     def forget(self, member: int) -> None:
@@ -291,7 +358,11 @@ class CursorOverlay(QWidget):
                     if rect is not None:
                         self.update(rect)
         self._shown = current
-        if self.cursors.gliding(now):
+        laser_area = self._trails_area(now)
+        if laser_area != self._laser_area:
+            self.update(laser_area.united(self._laser_area))
+            self._laser_area = laser_area
+        if self.cursors.gliding(now) or not laser_area.isNull():
             if not self._frame.isActive():
                 self._frame.start()
         else:
@@ -300,9 +371,46 @@ class CursorOverlay(QWidget):
         if hiding is not None:
             self._hide_timer.start(max(1, math.ceil((hiding - now) * 1000)))
 
+    def _trails_area(self, now: float) -> QRect:
+        """The widget rectangle the laser trails cover (null: none shown)."""
+        to_widget = self._canvas.view.to_widget
+        xs: list[float] = []
+        ys: list[float] = []
+        for trail in self.lasers.trails(now).values():
+            for x, y, _ in trail:
+                wx, wy = to_widget(x, y)
+                xs.append(wx)
+                ys.append(wy)
+        if not xs:
+            return QRect()
+        margin = LASER_WIDTH + 6
+        return QRectF(
+            min(xs) - margin, min(ys) - margin, max(xs) - min(xs) + 2 * margin,
+            max(ys) - min(ys) + 2 * margin,
+        ).toAlignedRect()  # fmt: skip
+
+    def _paint_trails(self, painter: QPainter, now: float) -> None:
+        to_widget = self._canvas.view.to_widget
+        for trail in self.lasers.trails(now).values():
+            points = [(QPointF(*to_widget(x, y)), age) for x, y, age in trail]
+            for (start, _), (end, age) in itertools.pairwise(points):
+                colour = QColor(LASER_COLOUR)
+                colour.setAlphaF(max(0.0, 1.0 - age / LASER_FADE_S))
+                pen = QPen(colour, LASER_WIDTH)
+                pen.setCapStyle(Qt.PenCapStyle.RoundCap)
+                painter.setPen(pen)
+                painter.drawLine(start, end)
+            head, age = points[-1]
+            glow = QColor(LASER_COLOUR)
+            glow.setAlphaF(max(0.0, 1.0 - age / LASER_FADE_S))
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(glow)
+            painter.drawEllipse(head, LASER_WIDTH, LASER_WIDTH)
+
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+        self._paint_trails(painter, self._clock())
         metrics = QFontMetrics(self.font())
         clip = event.rect()
         for member in self.cursors.members():
@@ -337,6 +445,10 @@ class WindowPointers:
         self.sharing = PointerSharing(
             window.canvas, lambda data: window.transport.send_ephemeral(data), share
         )
+        # Our own laser trail, at every move (the others get it 30 times a second).
+        self.sharing.on_laser = lambda x, y: self.overlay.show_laser(
+            window.transport.member_id, x, y
+        )
         self.action = QAction("Share my &pointer", window.canvas)
         self.action.setCheckable(True)
         self.action.setChecked(share)
@@ -349,9 +461,13 @@ class WindowPointers:
             self.rejected += 1  # another kind, from a later version: not ours to read
             return
         try:
-            self.overlay.show_position(event.origin, decode_pointer(event.payload))
+            position = decode_pointer(event.payload)
         except PointerDecodeError:
             self.rejected += 1
+            return
+        if position.kind is PointerKind.LASER:
+            self.overlay.show_laser(event.origin, position.x, position.y)
+        self.overlay.show_position(event.origin, position)
 
     def member_changed(self, member: int, state: MemberState) -> None:
         if state is MemberState.LEFT:

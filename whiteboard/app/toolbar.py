@@ -30,6 +30,7 @@ TOOLS: tuple[tuple[ToolKind, str, str], ...] = (
     (ToolKind.ELLIPSE, "Ellipse", "O"),
     (ToolKind.TEXT, "Text", "T"),
     (ToolKind.ERASER, "Eraser", "E"),
+    (ToolKind.LASER, "Laser pointer: a trail everyone sees fade", "K"),
 )
 TOOL_GLYPHS = {
     ToolKind.SELECT: "⬚",
@@ -41,6 +42,7 @@ TOOL_GLYPHS = {
     ToolKind.ELLIPSE: "◯",
     ToolKind.TEXT: "T",
     ToolKind.ERASER: "⌫",
+    ToolKind.LASER: "✦",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from whiteboard.app.tools.base import BaseTool, Pointer, ToolHost, ToolKind
 from whiteboard.app.tools.eraser import EraserTool
+from whiteboard.app.tools.laser import LaserTool
 from whiteboard.app.tools.pen import PenTool
 from whiteboard.app.tools.select import SelectTool
 from whiteboard.app.tools.shapes import ShapeTool
@@ -20,12 +21,15 @@ def make_tool(kind: ToolKind, host: ToolHost) -> BaseTool:
         return TextTool(host)
     if kind is ToolKind.ERASER:
         return EraserTool(host)
+    if kind is ToolKind.LASER:
+        return LaserTool(host)
     return SelectTool(host)
 
 
 __all__ = [
     "BaseTool",
     "EraserTool",
+    "LaserTool",
     "PenTool",
     "Pointer",
     "SelectTool",

@@ -31,6 +31,7 @@ class ToolKind(Enum):
     TEXT = "text"
     ERASER = "eraser"
     SELECT = "select"
+    LASER = "laser"  # points, fading; never an op (whiteboard/app/pointers.py)
 
 
 # How near, in widget pixels, the pointer must be to an object to hit it: the same on screen
