@@ -5,11 +5,16 @@ A payload is the msgpack array ``["wb-pointer", 1, kind, x, y, visible, sent_us]
 
 * ``kind`` 1 (POINTER), the member's pointer; 2 (LASER), a point of its laser pointer's
   trail, which everyone shows fading within a second; other kinds are refused, so that a
-  later version's (a view, say) is dropped by this one rather than misread;
+  later version's is dropped by this one rather than misread;
 * ``x``, ``y``: board coordinates, floats within the board's bounds (``MAX_COORD``);
 * ``visible``: false when the pointer left the board (the others hide it at once);
 * ``sent_us``: the sender's wall clock, microseconds since the epoch, for the latency the
   headless member measures (on one host, or hosts whose clocks agree).
+
+Kind 3 (VIEW) is a member's view instead, for following it:
+``["wb-pointer", 1, 3, x0, y0, x1, y1, asks_follow, sent_us]``, the board rectangle its window
+shows, and whether it asks everyone to follow it (:class:`SharedView`; :func:`decode_side`
+reads either).
 
 The bytes come from anyone on the group: :func:`decode_pointer` bounds the size, checks every
 field and raises :class:`PointerDecodeError` and nothing else.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 import msgpack
 
@@ -36,6 +42,7 @@ class PointerKind(IntEnum):
 
     POINTER = 1
     LASER = 2  # a point of the laser pointer's trail: the pointer is there too
+    VIEW = 3  # the board rectangle a member's window shows (SharedView)
 
 
 _KINDS = {kind.value: kind for kind in PointerKind}
@@ -66,6 +73,67 @@ class PointerPosition:
             raise ValueError(f"pointer sent_us must be an int in 0..2**63-1, got {self.sent_us!r}")
 
 
+@dataclass(frozen=True, slots=True)
+class SharedView:
+    """The board rectangle a member's window shows, and whether it asks everyone to follow."""
+
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    asks_follow: bool
+    sent_us: int
+
+    def __post_init__(self) -> None:
+        for name in ("x0", "y0", "x1", "y1"):
+            value = getattr(self, name)
+            if not (isinstance(value, float) and -MAX_COORD <= value <= MAX_COORD):
+                raise ValueError(f"view {name} must be a float within +-1e7, got {value!r}")
+        if not (self.x0 < self.x1 and self.y0 < self.y1):
+            raise ValueError("a view's rectangle must have x0 < x1 and y0 < y1")
+        if not isinstance(self.asks_follow, bool):
+            raise ValueError(f"view asks_follow must be a bool, got {self.asks_follow!r}")
+        if type(self.sent_us) is not int or not 0 <= self.sent_us <= MAX_SENT_US:
+            raise ValueError(f"view sent_us must be an int in 0..2**63-1, got {self.sent_us!r}")
+
+
+def encode_view(view: SharedView) -> bytes:
+    data: bytes = msgpack.packb(
+        [MAGIC, VERSION, int(PointerKind.VIEW), view.x0, view.y0, view.x1, view.y1,
+         view.asks_follow, view.sent_us]
+    )  # fmt: skip
+    return data
+
+
+def decode_side(payload: bytes) -> PointerPosition | SharedView:
+    """A pointer position or a view, as the payload's kind says; :class:`PointerDecodeError`
+    and nothing else if it is neither."""
+    if len(payload) > MAX_POINTER_BYTES:
+        raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
+    item = _unpack(payload)
+    if len(item) < 3 or item[2] != PointerKind.VIEW or type(item[2]) is not int:
+        return decode_pointer(payload)
+    if len(item) != 9 or item[0] != MAGIC or item[1] != VERSION or type(item[1]) is not int:
+        raise PointerDecodeError(
+            f'a view is the array ["{MAGIC}", {VERSION}, 3, x0, y0, x1, y1, asks_follow, sent_us]'
+        )
+    x0, y0, x1, y1 = (float(v) if type(v) is int else v for v in item[3:7])
+    try:
+        return SharedView(x0, y0, x1, y1, item[7], item[8])
+    except (ValueError, OverflowError) as error:
+        raise PointerDecodeError(str(error)) from None
+
+
+def _unpack(payload: bytes) -> tuple[Any, ...]:
+    try:
+        item = msgpack.unpackb(payload, raw=False, use_list=False, strict_map_key=True)
+    except Exception as error:  # msgpack's zoo of error types: not a pointer, whatever it is
+        raise PointerDecodeError(f"pointer is not valid msgpack: {error}") from None
+    if not isinstance(item, tuple):
+        raise PointerDecodeError("a pointer or a view is a msgpack array")
+    return item
+
+
 def encode_pointer(position: PointerPosition) -> bytes:
     data: bytes = msgpack.packb(
         [
@@ -91,18 +159,15 @@ def decode_pointer(payload: bytes) -> PointerPosition:
     """The position in ``payload``; :class:`PointerDecodeError` and nothing else otherwise."""
     if len(payload) > MAX_POINTER_BYTES:
         raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
-    try:
-        item = msgpack.unpackb(payload, raw=False, use_list=False, strict_map_key=True)
-    except Exception as error:  # msgpack's zoo of error types: not a pointer, whatever it is
-        raise PointerDecodeError(f"pointer is not valid msgpack: {error}") from None
-    if not isinstance(item, tuple) or len(item) != 7 or item[0] != MAGIC:
+    item = _unpack(payload)
+    if len(item) != 7 or item[0] != MAGIC:
         raise PointerDecodeError(
             f'a pointer is the array ["{MAGIC}", version, kind, x, y, visible, sent_us]'
         )
     _, version, kind, x, y, visible, sent_us = item
     if version != VERSION or type(version) is not int:
         raise PointerDecodeError(f"pointer version {version!r}; this is version {VERSION}")
-    if type(kind) is not int or kind not in _KINDS:
+    if type(kind) is not int or kind not in _KINDS or kind == PointerKind.VIEW:
         raise PointerDecodeError(f"pointer kind {kind!r} is not one this version knows")
     if type(x) is int and not isinstance(x, bool):
         x = float(x)

@@ -142,3 +142,67 @@ def test_sharing_turned_off_hides_ours_and_sends_no_more(qtbot: QtBot, net: NetC
         point_at(ann, x, 120)
         qtbot.wait(40)
     assert ann.pointers.sharing.sent == sent and shown_at(bea, me) is None
+
+
+def visible(window: MainWindow) -> tuple[float, float, float, float]:
+    rect = window.canvas.visible_board_rect()
+    return rect.left(), rect.top(), rect.right(), rect.bottom()
+
+
+def shows(follower: MainWindow, leader: MainWindow) -> bool:
+    """The follower's canvas shows all the leader's does, zoomed to fit (touching two sides)."""
+    fx0, fy0, fx1, fy1 = visible(follower)
+    lx0, ly0, lx1, ly1 = visible(leader)
+    slack = 2.0 / follower.canvas.zoom  # a pixel or two of rounding to the device grid
+    inside = fx0 <= lx0 + slack and fy0 <= ly0 + slack and fx1 >= lx1 - slack and fy1 >= ly1 - slack
+    snug = min(abs(fx0 - lx0) + abs(fx1 - lx1), abs(fy0 - ly0) + abs(fy1 - ly1)) <= 2 * slack
+    return inside and snug
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", ["rmp", "mtp"])
+def test_following_a_member_shows_their_view_until_one_moves_oneself(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    leader, follower = pair(qtbot, net, transport)
+    follower.resize(900, 500)  # another size and shape: fitted, not copied
+    leader.canvas.zoom_by(2.0)
+    leader.canvas.pan_by(-150, 80)
+    # Chosen in the members panel (a double-click on the leader's row).
+    qtbot.waitUntil(lambda: leader.transport.member_id in follower.health, timeout=WAIT_MS)
+    follower.members_panel.member_chosen.emit(leader.transport.member_id)
+    assert follower.pointers.following.followed == leader.transport.member_id
+    assert "Following" in follower.statusBar().currentMessage()
+    qtbot.waitUntil(lambda: shows(follower, leader), timeout=WAIT_MS)
+    # The leader moves on; the follower goes along.
+    leader.canvas.pan_by(300, -40)
+    leader.canvas.zoom_by(0.5)
+    qtbot.waitUntil(lambda: shows(follower, leader), timeout=WAIT_MS)
+    # The follower zooms by itself: following ends, and the leader's moves no longer carry it.
+    follower.canvas.zoom_in()
+    assert follower.pointers.following.followed is None
+    before = visible(follower)
+    leader.canvas.pan_by(-500, 0)
+    qtbot.wait(800)
+    assert visible(follower) == before
+    assert follower.replica.board.hash() == leader.replica.board.hash()
+
+
+@pytest.mark.network
+def test_asking_everyone_to_follow_prompts_the_others_who_may_accept(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    leader, other = pair(qtbot, net, "rmp")
+    leader.canvas.zoom_by(1.5)
+    leader.pointers.ask_action.trigger()  # View > Ask everyone to follow me
+    qtbot.waitUntil(lambda: other.pointers.prompt is not None, timeout=WAIT_MS)
+    prompt = other.pointers.prompt
+    assert prompt is not None and leader.display_name in prompt.text()
+    assert other.pointers.following.followed is None  # nothing until they accept
+    follow = next(b for b in prompt.buttons() if b.text() == "Follow")
+    follow.click()
+    assert other.pointers.following.followed == leader.transport.member_id
+    qtbot.waitUntil(lambda: shows(other, leader), timeout=WAIT_MS)
+    # The request, repeated for a few seconds, does not ask again.
+    qtbot.wait(1500)
+    assert other.pointers.prompt is prompt

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor, QIcon, QPixmap
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -76,6 +76,9 @@ OPEN_TEXT = "Open session: anyone on this network can see and change this board.
 
 
 class MembersPanel(QDockWidget):
+    # A member's row was double-clicked (not ours): the window follows its view.
+    member_chosen = Signal(object)  # the member id (32 bits unsigned: not a C int)
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Members", parent)
         self.setObjectName("members")
@@ -108,6 +111,11 @@ class MembersPanel(QDockWidget):
         layout.addWidget(self.table)
         self.setWidget(body)
         self._rows: list[MemberRow] = []
+        self.table.cellDoubleClicked.connect(self._chosen)
+
+    def _chosen(self, row: int, _column: int) -> None:
+        if 0 <= row < len(self._rows) and not self._rows[row].me:
+            self.member_chosen.emit(self._rows[row].member)
 
     def show_session(self, text: str) -> None:
         self.session.setText(text)
@@ -137,7 +145,8 @@ class MembersPanel(QDockWidget):
             name = Item(f"{text} (you)" if row.me else text)
             if row.colour is not None:
                 name.setIcon(_swatch(row.colour))
-            name.setToolTip(f"{text}, member id {row.member:08x}")
+            follow = "" if row.me else "\nDouble-click to follow their view"
+            name.setToolTip(f"{text}, member id {row.member:08x}{follow}")
             if joining:
                 name.setForeground(GREY)
             state = Item(STATE_TEXT[row.state])

@@ -20,12 +20,10 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
-from typing import Protocol
+from dataclasses import dataclass
 
 from PySide6.QtCore import QEvent, QObject, QPointF, QRect, QRectF, Qt, QTimer
 from PySide6.QtGui import (
-    QAction,
     QColor,
     QFontMetrics,
     QMouseEvent,
@@ -37,20 +35,13 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.canvas import BoardCanvas
-from whiteboard.app.health import SessionHealth
-from whiteboard.app.settings import SessionSettings, default_qsettings, save_settings
 from whiteboard.app.tools import ToolKind
 from whiteboard.board.ops import MAX_COORD
 from whiteboard.pointer import (
-    PointerDecodeError,
     PointerKind,
     PointerPosition,
-    decode_pointer,
     encode_pointer,
-    is_pointer,
 )
-from whiteboard.transport.events import EphemeralReceived
-from whiteboard.transport.interface import MemberState, Transport
 
 SEND_HZ = 30.0  # positions a second, at most (Excalidraw: CURSOR_SYNC_TIMEOUT 33 ms)
 GLIDE_S = 0.08  # a shown pointer reaches a new position over this long
@@ -407,6 +398,26 @@ class CursorOverlay(QWidget):
             painter.setBrush(glow)
             painter.drawEllipse(head, LASER_WIDTH, LASER_WIDTH)
 
+    def _label_box(self, name: str, at: QPointF, metrics: QFontMetrics) -> tuple[str, QRectF]:
+        """A pointer's label, shortened, and where it is drawn for a tip at ``at``."""
+        text = name if len(name) <= LABEL_MAX_CHARS else name[: LABEL_MAX_CHARS - 1] + "…"
+        box = QRectF(metrics.boundingRect(text)).adjusted(-5, -2, 5, 2)
+        box.moveTopLeft(at + _LABEL_OFFSET)
+        if box.right() > self.width():  # near the right edge: the label goes on the left
+            box.moveTopRight(at + QPointF(-2, _LABEL_OFFSET.y()))
+        return text, box
+
+    def label_at(self, position: QPointF) -> int | None:
+        """The member whose pointer's name is drawn at ``position`` (the canvas's pixels)."""
+        metrics = QFontMetrics(self.font())
+        for member in reversed(self.cursors.members()):  # the topmost first
+            at = self.widget_position(member)
+            if at is not None:
+                _, box = self._label_box(self._label_of(member)[0], at, metrics)
+                if box.contains(position):
+                    return member
+        return None
+
     def paintEvent(self, event: QPaintEvent) -> None:
         painter = QPainter(self)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -423,78 +434,9 @@ class CursorOverlay(QWidget):
             painter.setPen(QPen(QColor(255, 255, 255), 1.5))
             painter.setBrush(colour)
             painter.drawPolygon(_ARROW.translated(at))
-            text = name if len(name) <= LABEL_MAX_CHARS else name[: LABEL_MAX_CHARS - 1] + "…"
-            box = QRectF(metrics.boundingRect(text)).adjusted(-5, -2, 5, 2)
-            box.moveTopLeft(at + _LABEL_OFFSET)
-            if box.right() > self.width():  # near the right edge: the label goes on the left
-                box.moveTopRight(at + QPointF(-2, _LABEL_OFFSET.y()))
+            text, box = self._label_box(name, at, metrics)
             painter.setPen(Qt.PenStyle.NoPen)
             painter.drawRoundedRect(box, 4, 4)
             painter.setPen(QColor(255, 255, 255) if colour.lightness() < 160 else QColor(0, 0, 0))
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, text)
         painter.end()
-
-
-class WindowPointers:
-    """A window's pointers: ours shared while the View menu's "Share my pointer" is checked (a
-    setting, saved), the others' shown with the name and colour the session knows them by."""
-
-    def __init__(self, window: PointerWindow, share: bool) -> None:
-        self._window = window
-        self.overlay = CursorOverlay(window.canvas, self._label)
-        self.sharing = PointerSharing(
-            window.canvas, lambda data: window.transport.send_ephemeral(data), share
-        )
-        # Our own laser trail, at every move (the others get it 30 times a second).
-        self.sharing.on_laser = lambda x, y: self.overlay.show_laser(
-            window.transport.member_id, x, y
-        )
-        self.action = QAction("Share my &pointer", window.canvas)
-        self.action.setCheckable(True)
-        self.action.setChecked(share)
-        self.action.setToolTip("Let the others see where your pointer is on the board")
-        self.action.toggled.connect(self._share)
-        self.rejected = 0  # side-channel payloads that were not pointers we understand
-
-    def on_ephemeral(self, event: EphemeralReceived) -> None:
-        if not is_pointer(event.payload):
-            self.rejected += 1  # another kind, from a later version: not ours to read
-            return
-        try:
-            position = decode_pointer(event.payload)
-        except PointerDecodeError:
-            self.rejected += 1
-            return
-        if position.kind is PointerKind.LASER:
-            self.overlay.show_laser(event.origin, position.x, position.y)
-        self.overlay.show_position(event.origin, position)
-
-    def member_changed(self, member: int, state: MemberState) -> None:
-        if state is MemberState.LEFT:
-            self.overlay.forget(member)
-
-    def _label(self, member: int) -> tuple[str, int | None]:
-        health = self._window.health
-        return health.name_of(member), health.colour_of(member)
-
-    def _share(self, share: bool) -> None:
-        self.sharing.set_enabled(share)
-        settings = self._window.settings
-        if settings is not None and settings.share_pointer != share:
-            self._window.settings = replace(settings, share_pointer=share)
-            save_settings(default_qsettings(), self._window.settings)
-
-
-class PointerWindow(Protocol):
-    """What :class:`WindowPointers` needs of the main window."""
-
-    settings: SessionSettings | None
-
-    @property
-    def canvas(self) -> BoardCanvas: ...
-
-    @property
-    def transport(self) -> Transport: ...
-
-    @property
-    def health(self) -> SessionHealth: ...

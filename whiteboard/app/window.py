@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from coreapi.description import EventKind
 from whiteboard.app.about import add_help_menu, sample_recording
+from whiteboard.app.attention import WindowPointers
 from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
@@ -33,7 +34,6 @@ from whiteboard.app.history import History
 from whiteboard.app.leaving import LeavingLoss, confirm_leaving
 from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.own_presence import OwnPresence
-from whiteboard.app.pointers import WindowPointers
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording, open_recording
 from whiteboard.app.session import SessionSpec
@@ -152,8 +152,9 @@ class MainWindow(QMainWindow):
         self.canvas.colour = self.presence.colour
 
         # Everyone's pointer on the board; ours sent while shared (whiteboard/app/pointers.py).
-        self.pointers = WindowPointers(self, share_pointer)
+        self.pointers = WindowPointers(self, share_pointer, self)
         self.members_panel = MembersPanel(self)
+        self.members_panel.member_chosen.connect(self.pointers.follow)  # double-click: follow
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.members_panel)
         self.resizeDocks([self.members_panel], [MEMBERS_WIDTH], Qt.Orientation.Horizontal)
         # The session state (whiteboard/app/session_state.py) and failures as notices.
@@ -411,7 +412,7 @@ class MainWindow(QMainWindow):
         members = self.members_panel.toggleViewAction()
         members.setShortcut(QKeySequence("Ctrl+M"))
         view.addAction(members)
-        view.addAction(self.pointers.action)
+        view.addActions([self.pointers.action, self.pointers.ask_action, self.pointers.stop_action])
         add_help_menu(self, lambda: open_recording(sample_recording(), self))
 
     def _session_keys(self) -> tuple[SessionKey, ...]:
@@ -421,6 +422,9 @@ class MainWindow(QMainWindow):
     def copy_view_code(self) -> str | None:
         """The private session's view code, on the clipboard (docs/security.md "Viewers")."""
         return copy_view_code(self, self.spec.key, MESSAGE_MS)
+
+    def show_status(self, text: str) -> None:
+        self.statusBar().showMessage(text)
 
     def set_colour(self, argb: int) -> None:
         self.toolbar.set_colour(argb)
