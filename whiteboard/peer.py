@@ -107,6 +107,7 @@ class HeadlessPeer:
         self.members: dict[int, MemberState] = {}
         self.sent = 0
         self.started = self.reactor.time()
+        self._cpu_started = time.process_time()
         self.join_ms: float | None = None
         self._drawing = False
         self._draw_due = 0.0  # when the next stroke falls due at --rate
@@ -232,6 +233,8 @@ class HeadlessPeer:
             "counters": counters,
             "failures": self.failures,
             "elapsed_s": round(self.reactor.time() - self.started, 3),
+            # This process's CPU time (user and system) since it began: for benchmarks.
+            "cpu_s": round(time.process_time() - self._cpu_started, 3),
             "log": None if self.log is None else str(self.log.path),
             "cursors_sent": self._pointer_moves,
             **self.pointers.report(),
@@ -277,10 +280,13 @@ class HeadlessPeer:
         self._pointer_moves += 1
         sent_us = round(time.time() * 1_000_000)
         position = synthetic_position(self._pointer_moves, self.config.cursor_rate, sent_us)
+        payload = encode_pointer(position)
         try:
-            self.transport.send_ephemeral(encode_pointer(position))
+            self.transport.send_ephemeral(payload)
         except RuntimeError:
             return  # the session ended under us
+        if self.log is not None:
+            self.log.record_side(self.transport.member_id, payload, self.reactor.time())
         self.reactor.call_later(1.0 / self.config.cursor_rate, self._move_pointer)
 
     def _others_active(self) -> int:

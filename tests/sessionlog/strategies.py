@@ -13,6 +13,7 @@ from whiteboard.sessionlog.format import (
     DeliveredRecord,
     EndRecord,
     FailureRecord,
+    FollowRecord,
     JoinProgressRecord,
     LocalOpRecord,
     MemberRecord,
@@ -21,6 +22,7 @@ from whiteboard.sessionlog.format import (
     Record,
     RecordKind,
     SessionHeader,
+    SideRecord,
     StateReceivedRecord,
     StateSentRecord,
     UndeliveredRecord,
@@ -78,6 +80,8 @@ records_by_kind: dict[RecordKind, st.SearchStrategy[Record]] = {
     ),
     RecordKind.END: st.builds(EndRecord, times),
     RecordKind.UNDELIVERED: st.builds(UndeliveredRecord, times, payloads),
+    RecordKind.SIDE: st.builds(SideRecord, times, members, st.binary(max_size=80)),
+    RecordKind.FOLLOW: st.builds(FollowRecord, times, members),
 }
 
 # Records that may follow the header in a file.

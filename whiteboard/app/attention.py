@@ -18,7 +18,9 @@ from whiteboard.app.follow import PROMPT_QUIET_S, Following, ViewSharing
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.pointers import CursorOverlay, PointerSharing
 from whiteboard.app.settings import SessionSettings, default_qsettings, save_settings
+from whiteboard.net.reactor import Reactor
 from whiteboard.pointer import PointerDecodeError, PointerKind, SharedView, decode_side
+from whiteboard.sessionlog import SessionLogWriter
 from whiteboard.transport.events import EphemeralReceived
 from whiteboard.transport.interface import MemberState, Transport
 
@@ -27,6 +29,10 @@ class PointerWindow(Protocol):
     """What :class:`WindowPointers` needs of the main window."""
 
     settings: SessionSettings | None
+    session_log: SessionLogWriter | None  # this session's recording, if any
+
+    @property
+    def reactor(self) -> Reactor: ...
 
     @property
     def canvas(self) -> BoardCanvas: ...
@@ -53,6 +59,9 @@ class WindowPointers(QObject):
 
         def send(data: bytes) -> None:
             window.transport.send_ephemeral(data)
+            if window.session_log is not None:  # ours too, sampled as the others' are
+                now = window.reactor.time()
+                window.session_log.record_side(window.transport.member_id, data, now)
 
         self.overlay = CursorOverlay(canvas, self._label)
         self.sharing = PointerSharing(canvas, send, share)
@@ -138,6 +147,9 @@ class WindowPointers(QObject):
 
     def _following_changed(self, member: int | None) -> None:
         self.stop_action.setEnabled(member is not None)
+        log = self._window.session_log
+        if log is not None:
+            log.record_follow(member, self._window.reactor.time())
         if member is None:
             self._window.show_status("")
         else:

@@ -311,6 +311,10 @@ class CursorOverlay(QWidget):
             self.cursors.forget(member)
         self._tick()
 
+    def refresh(self) -> None:
+        """Repaint for what :attr:`cursors` and :attr:`lasers` hold now (set directly)."""
+        self._tick()
+
     def visible_members(self) -> list[int]:
         now = self._clock()
         return [m for m in self.cursors.members() if self.cursors.position(m, now) is not None]

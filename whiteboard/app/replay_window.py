@@ -44,6 +44,7 @@ from whiteboard.app.identity import application
 from whiteboard.app.render import bounds
 from whiteboard.app.replay_highlight import HighlightOverlay
 from whiteboard.app.replay_members import ReplayMembers
+from whiteboard.app.replay_pointers import ReplayPointers
 from whiteboard.app.replay_timeline import ReplayTimeline
 from whiteboard.app.view import Rect, fit, rect_union
 from whiteboard.board import OpId
@@ -112,6 +113,7 @@ class ReplayWindow(QMainWindow):
         with collector_paused():
             self.canvas.prepare(timeline.drawings())
         self.highlight = HighlightOverlay(self.canvas)
+        self.pointers = ReplayPointers(self.canvas, timeline)  # where members pointed
         self.timeline_widget = ReplayTimeline(timeline)
         self.timeline_widget.seek_requested.connect(self.seek_to)
         self.members_panel = ReplayMembers(timeline.members, self)
@@ -309,6 +311,7 @@ class ReplayWindow(QMainWindow):
         with collector_paused():
             update = self.replay.seek(t_us)
             self._apply(update, highlight=update != [])
+        self.pointers.show(self.replay.position_us)
         self._show_position()
 
     def _apply(self, update: Update, highlight: bool) -> None:

@@ -38,6 +38,7 @@ from whiteboard.board import (
     decode_op,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
+from whiteboard.pointer import PointerDecodeError, PointerPosition, decode_side
 from whiteboard.presence import Presence, PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replay.network import NetworkMark, network_marks
 from whiteboard.replica import carried_proven, open_payload, snapshot_op_proven
@@ -48,6 +49,7 @@ from whiteboard.sessionlog import (
     MemberRecord,
     SessionHeader,
     SessionLog,
+    SideRecord,
     StateReceivedRecord,
     op_authority,
     read_log,
@@ -95,6 +97,15 @@ class MemberInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class PointerSample:
+    """Where a member pointed (its pointer or its laser), as the log sampled it (SIDE)."""
+
+    t_us: int
+    origin: int
+    position: PointerPosition
+
+
+@dataclass(frozen=True, slots=True)
 class Timeline:
     name: str  # the log's file name, for titles and messages
     header: SessionHeader
@@ -106,6 +117,14 @@ class Timeline:
     marks: tuple[NetworkMark, ...]
     refused: int  # payloads the live member refused too (not ops, or of another author)
     warnings: tuple[str, ...]  # about reading the log, and about boards that are not in it
+    pointers: tuple[PointerSample, ...] = ()  # in time order (docs/session-log.md "SIDE")
+    pointer_times: tuple[int, ...] = ()  # each pointer sample's time, for bisection
+
+    def pointers_between(self, since_us: int, until_us: int) -> list[PointerSample]:
+        """The pointer samples in (``since_us``, ``until_us``], oldest first."""
+        low = bisect_right(self.pointer_times, since_us)
+        high = bisect_right(self.pointer_times, until_us)
+        return list(self.pointers[low:high])
 
     @property
     def duration_us(self) -> int:
@@ -154,6 +173,7 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
     end = start
     # A private session's ops are taken only with a drawer's proof, as the member took them.
     authority = op_authority(header)
+    pointers: list[PointerSample] = []
     for record in log.records:
         end = max(end, record.t_us)
         match record:
@@ -201,6 +221,13 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
                 _take_presence(presences, header.member_id, payload)
             case MemberRecord(member=member):
                 seen.add(member)
+            case SideRecord(origin=origin, payload=payload):
+                try:
+                    message = decode_side(payload)
+                except PointerDecodeError:
+                    continue  # the live member would not have shown it either
+                if isinstance(message, PointerPosition):
+                    pointers.append(PointerSample(record.t_us, origin, message))
             case StateReceivedRecord():
                 step = _state_step(record, max(last, record.t_us), start, warnings, authority)
                 if step is not None:
@@ -226,6 +253,8 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
         marks=network_marks(header, log.records),
         refused=refused,
         warnings=tuple(warnings),
+        pointers=tuple(sorted(pointers, key=lambda sample: sample.t_us)),
+        pointer_times=tuple(sorted(sample.t_us for sample in pointers)),
     )
 
 

@@ -66,6 +66,8 @@ class RecordKind(IntEnum):
     COUNTERS = 10
     END = 11
     UNDELIVERED = 12  # added within schema 1: older readers skip it
+    SIDE = 13  # the side channel (issue 19), sampled; likewise
+    FOLLOW = 14  # whom this member's window follows; likewise
 
 
 ParamValue = int | float | str | bool | None
@@ -210,6 +212,27 @@ class EndRecord:
     t_us: int
 
 
+@dataclass(frozen=True, slots=True)
+class SideRecord:
+    """A payload of the side channel (a pointer, a laser point, a view: whiteboard/pointer.py)
+    from ``origin``, this member's own included, as the writer sampled them (at most
+    ``SIDE_RECORDS_HZ`` a second per origin: docs/session-log.md)."""
+
+    kind: ClassVar[RecordKind] = RecordKind.SIDE
+    t_us: int
+    origin: int
+    payload: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class FollowRecord:
+    """This member's window began following ``member``'s view (0: it stopped following)."""
+
+    kind: ClassVar[RecordKind] = RecordKind.FOLLOW
+    t_us: int
+    member: int
+
+
 Record = (
     SessionHeader
     | DeliveredRecord
@@ -224,6 +247,8 @@ Record = (
     | CountersRecord
     | EndRecord
     | UndeliveredRecord
+    | SideRecord
+    | FollowRecord
 )
 
 
@@ -274,6 +299,10 @@ def record_items(record: Record) -> list[Any]:
             return [*head, record.name, dict(record.fields)]
         case CountersRecord():
             return [*head, dict(record.counters)]
+        case SideRecord():
+            return [*head, record.origin, record.payload]
+        case FollowRecord():
+            return [*head, record.member]
     raise TypeError(f"not a session-log record: {type(record).__name__}")
 
 
@@ -501,6 +530,11 @@ _DECODERS: dict[RecordKind, tuple[Any, int]] = {
     RecordKind.COUNTERS: (_counters, 1),
     RecordKind.END: (lambda t, f: EndRecord(t), 0),
     RecordKind.UNDELIVERED: (lambda t, f: UndeliveredRecord(t, _bytes(f[0], "payload")), 1),
+    RecordKind.SIDE: (
+        lambda t, f: SideRecord(t, _member(f[0], "origin"), _bytes(f[1], "payload")),
+        2,
+    ),
+    RecordKind.FOLLOW: (lambda t, f: FollowRecord(t, _member(f[0], "member")), 1),
 }
 
 
@@ -513,6 +547,7 @@ __all__ = [
     "DeliveredRecord",
     "EndRecord",
     "FailureRecord",
+    "FollowRecord",
     "JoinProgressRecord",
     "LocalOpRecord",
     "MemberRecord",
@@ -522,6 +557,7 @@ __all__ = [
     "RecordKind",
     "SessionHeader",
     "SessionLogError",
+    "SideRecord",
     "StateReceivedRecord",
     "StateSentRecord",
     "UndeliveredRecord",

@@ -39,6 +39,7 @@ from whiteboard.transport.events import (
     BoardStateReceived,
     BoardStateRequested,
     Delivered,
+    EphemeralReceived,
     Event,
     EventHandler,
     Failure,
@@ -175,6 +176,10 @@ class RecordingHandler:
             finally:
                 answer_us = to_us(self.clock() - now)
                 writer.append(StateSentRecord(to_us(now), event.request, answer_us))
+            return
+        if isinstance(event, EphemeralReceived):
+            writer.record_side(event.origin, event.payload, now)  # sampled: side.py
+            self.handler(event)
             return
         record = record_for(event, now, writer.header.t_us)
         if record is not None:

@@ -44,12 +44,14 @@ from whiteboard.sessionlog.format import (
     CountersRecord,
     DeliveredRecord,
     FailureRecord,
+    FollowRecord,
     JoinProgressRecord,
     LocalOpRecord,
     MemberRecord,
     ProtocolRecord,
     Record,
     SessionHeader,
+    SideRecord,
     StateReceivedRecord,
     StateSentRecord,
     UndeliveredRecord,
@@ -168,6 +170,11 @@ def record_row(
             row["event_fields"] = _json(record.fields)
         case CountersRecord():
             row["event_fields"] = _json(record.counters)
+        case SideRecord():  # a pointer, a laser point or a view (whiteboard/pointer.py)
+            row["origin"] = _i64(record.origin)
+            row["payload"] = record.payload
+        case FollowRecord():
+            row["member"] = _i64(record.member)  # 0: stopped following
     return row
 
 

@@ -27,9 +27,11 @@ from whiteboard.sessionlog.format import (
     MAX_RECORD_BYTES,
     CountersRecord,
     EndRecord,
+    FollowRecord,
     LocalOpRecord,
     Record,
     SessionHeader,
+    SideRecord,
     UndeliveredRecord,
     encode_record,
     frame,
@@ -38,6 +40,7 @@ from whiteboard.sessionlog.format import (
 )
 from whiteboard.sessionlog.paths import default_log_dir, log_file_name
 from whiteboard.sessionlog.sealing import SEALED_FORMAT_VERSION, TAG_SIZE, LogSealer
+from whiteboard.sessionlog.side import SideSampler
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class SessionLogWriter:
         self._buffer = bytearray()
         self._buffered = 0  # records in the buffer
         self._pending_since: float | None = None  # time of the oldest unflushed record
+        self._side = SideSampler()  # the side channel's payloads, sampled (side.py)
         # O_EXCL: a log is one session's, never appended to another's or overwritten.
         self._fd = os.open(
             self.path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | _O_BINARY, FILE_MODE
@@ -154,6 +158,16 @@ class SessionLogWriter:
         """An op this member sent that the session is ending without delivering back (its
         encoding, as it was sent): call it before :meth:`close`."""
         self.append(UndeliveredRecord(to_us(now), bytes(payload)))
+
+    def record_side(self, origin: int, payload: bytes, now: float) -> None:
+        """A side-channel payload (a pointer, a view) from ``origin``, this member's own
+        included: kept if the sampler takes it (whiteboard/sessionlog/side.py)."""
+        if self._side.keep(origin, now):
+            self.append(SideRecord(to_us(now), origin, bytes(payload)))
+
+    def record_follow(self, member: int | None, now: float) -> None:
+        """This member's window began following ``member``'s view (None: stopped)."""
+        self.append(FollowRecord(to_us(now), member or 0))
 
     def record_counters(self, counters: Mapping[str, int], now: float) -> None:
         """A snapshot of ``transport.counters()``: worth recording before :meth:`close`."""
