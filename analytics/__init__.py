@@ -37,6 +37,7 @@ TABLES: dict[str, tuple[str, ...]] = {
     "interactions": ("board_session", "member_a", "member_b"),
     "territory": ("board_session", "member"),
     "timeline": ("board_session", "member", "minute"),
+    "attention": ("board_session", "member"),
 }
 
 

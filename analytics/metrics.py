@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from analytics import TABLES
+from analytics.attention import attention
 from analytics.boards import UNBOUNDED, Boards, boards_of
 
 US = 1_000_000
@@ -88,6 +89,7 @@ def compute(rows: DataFrame, config: MetricsConfig) -> dict[str, DataFrame]:
         "interactions": pairs,
         "territory": territory(boards, boxes, cells),
         "timeline": timeline(boards, config),
+        "attention": attention(rows, boards.logs),
     }
 
 

@@ -37,6 +37,12 @@ points; cells are 64 units square, (column, row):
    10   2050  hal:4 RECT (0,0)-(5000,5000)         -1,-1 - 5001,5001   80 x 80: too many
 
 The text's box is estimated (0.55 x 10 per character, 1.2 x 10 per line).
+
+Attention in board session 1 (issue 19): ann's log has her own pointer at 10.0-10.9 s (ten
+samples) and 12.0 and 12.5 s (two: 12 samples in 2 whole seconds), her laser at 20.0, 20.1,
+20.2 and 25.0 s (two uses, four samples), a view asking everyone to follow at 30 s, and bob's
+pointer at 11 s (his, not hers: it counts for nobody, as it is not in his own log). Bob's log
+has him following ann from 40 to 70 s and from 150 s to its end at 190 s: two follows, 70 s.
 """
 
 from __future__ import annotations
@@ -45,16 +51,19 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from whiteboard.board import Erase, Move, Op, OpId, OpKind, Shape, Stroke, Text, Undo, encode_op
+from whiteboard.pointer import PointerKind, PointerPosition, SharedView, encode_pointer, encode_view
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.sessionlog import (
     CountersRecord,
     DeliveredRecord,
     EndRecord,
+    FollowRecord,
     MemberRecord,
     ReadyRecord,
     Record,
     SessionHeader,
     SessionLogWriter,
+    SideRecord,
 )
 
 T0 = datetime(2024, 3, 11, 10, 0, 0, tzinfo=UTC)
@@ -137,6 +146,15 @@ def presence(time: float, member: int, name: str) -> DeliveredRecord:
     return DeliveredRecord(at(time), member, (at(time), member, 99), at(time), False, payload)
 
 
+def pointing(time: float, origin: int, kind: PointerKind = PointerKind.POINTER) -> SideRecord:
+    position = PointerPosition(float(time), 1.0, True, at(time), kind)
+    return SideRecord(at(time), origin, encode_pointer(position))
+
+
+def asking(time: float, origin: int) -> SideRecord:
+    return SideRecord(at(time), origin, encode_view(SharedView(0.0, 0.0, 9.0, 9.0, True, 0)))
+
+
 def write(folder: Path, head: SessionHeader, records: list[Record]) -> Path:
     with SessionLogWriter.create(head, folder) as writer:
         for record in sorted(records, key=lambda r: r.t_us):
@@ -156,10 +174,20 @@ def write_logs(folder: Path) -> list[Path]:
         EndRecord(at(200)),
     ]
     ann += [delivered(time, op, late=index == 8) for index, (time, op) in enumerate(BOARD1_OPS)]
+    ann += [pointing(10 + k / 10, ANN) for k in range(10)] + [
+        pointing(12, ANN),
+        pointing(12.5, ANN),
+        pointing(11, BOB),
+        *(pointing(t, ANN, PointerKind.LASER) for t in (20, 20.1, 20.2, 25)),
+        asking(30, ANN),
+    ]
     bob: list[Record] = [
         ReadyRecord(at(4)),  # joined after 3 s
         MemberRecord(at(30), DEE, "active"),
         CountersRecord(at(185), {"nacks_sent": 0, "nacks_received": 5, "retransmissions": 4}),
+        FollowRecord(at(40), ANN),
+        FollowRecord(at(70), 0),
+        FollowRecord(at(150), ANN),
         EndRecord(at(190)),
     ]
     bob += [

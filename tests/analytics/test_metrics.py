@@ -36,7 +36,7 @@ from tests.analytics.handmade import (
 )
 from whiteboard.board import decode_op
 from whiteboard.presence import is_presence
-from whiteboard.sessionlog import DeliveredRecord, read_log
+from whiteboard.sessionlog import DeliveredRecord, SideRecord, read_log
 from whiteboard.sessionlog.export import export_logs
 
 Tables = dict[str, list[dict[str, Any]]]
@@ -352,6 +352,21 @@ def test_timeline_has_every_member_in_every_minute_of_the_board(tables: Tables) 
     assert active == pytest.approx({k: v for k, v in contribution.items() if k[0] != BOARD3})
 
 
+def test_attention_counts_own_pointing_laser_uses_and_following_both_ways(
+    tables: Tables,
+) -> None:
+    """handmade.py's attention notes, worked out by hand (docs/analytics.md "attention")."""
+    rows = dict(member_rows(tables, "attention"))
+    assert set(rows) == {ANN, BOB}  # only members with a log that pointed or followed
+    ann, bob = rows[ANN], rows[BOB]
+    assert (ann["pointer_samples"], ann["pointer_active_s"]) == (12, 2)
+    assert (ann["laser_samples"], ann["laser_uses"], ann["follow_requests"]) == (4, 2, 1)
+    assert (ann["follows"], ann["following_s"], ann["followed_by_s"]) == (0, 0.0, 70.0)
+    assert (bob["pointer_samples"], bob["laser_uses"]) == (0, 0)  # his pointer was ann's view
+    assert (bob["follows"], bob["following_s"], bob["followed_by_s"]) == (2, 70.0, 0.0)
+    assert not list(member_rows(tables, "attention", BOARD4))
+
+
 def test_an_export_gives_the_very_same_tables(tables: Tables, tables_from_export: Tables) -> None:
     for name, rows in tables.items():
         keys = TABLES[name]
@@ -373,8 +388,11 @@ def test_spark_reads_the_base64_payloads_of_json_lines_back_as_the_ops_bytes(
     for path in logs.glob("*.wblog"):
         log = read_log(path)
         for seq, record in enumerate(log.records, start=1):
-            if isinstance(record, DeliveredRecord) and not is_presence(record.payload):
+            # Ops, and the side channel's pointers and views, bytes as recorded.
+            op = isinstance(record, DeliveredRecord) and not is_presence(record.payload)
+            if op or isinstance(record, SideRecord):
                 expected[log.header.session_id, seq] = record.payload
-    assert len(expected) == 10 + 8 + 2 + 10
+    ops = {key: p for key, p in expected.items() if b"wb-pointer" not in p}
+    assert len(ops) == 10 + 8 + 2 + 10 and len(expected) - len(ops) == 10 + 2 + 1 + 4 + 1
     assert {key: bytes(value) for key, value in read.items()} == expected
-    assert all(decode_op(payload) for payload in expected.values())
+    assert all(decode_op(payload) for payload in ops.values())

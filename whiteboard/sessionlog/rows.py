@@ -30,6 +30,7 @@ from whiteboard.board.ops import (
     Undo,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
+from whiteboard.pointer import PointerDecodeError, SharedView, decode_side
 from whiteboard.presence import PresenceDecodeError, decode_presence, is_presence
 from whiteboard.replica import (
     UnprovenOpError,
@@ -173,9 +174,22 @@ def record_row(
         case SideRecord():  # a pointer, a laser point or a view (whiteboard/pointer.py)
             row["origin"] = _i64(record.origin)
             row["payload"] = record.payload
+            row["name"] = _side_kind(record.payload)
         case FollowRecord():
             row["member"] = _i64(record.member)  # 0: stopped following
     return row
+
+
+def _side_kind(payload: bytes) -> str:
+    """``pointer``, ``laser``, ``view``, ``view_asking`` (a view that asks everyone to follow),
+    or ``invalid``: what a side row is, for counting without decoding."""
+    try:
+        message = decode_side(payload)
+    except PointerDecodeError:
+        return "invalid"
+    if isinstance(message, SharedView):
+        return "view_asking" if message.asks_follow else "view"
+    return message.kind.name.lower()
 
 
 def date_of(t_us: int) -> str:
