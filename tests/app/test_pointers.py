@@ -5,11 +5,11 @@ overlay repaints cursors without touching the board's tiles."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QEvent, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtCore import QEvent
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from tests.app.mouse import PRESS, RELEASE, mouse
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.pointers import (
     GLIDE_S,
@@ -62,19 +62,6 @@ def test_a_hidden_pointer_goes_at_once_and_a_leaver_is_forgotten() -> None:
     assert len(cursors) == 0
 
 
-def move(canvas: BoardCanvas, x: float, y: float) -> None:
-    point = QPointF(x, y)
-    event = QMouseEvent(
-        QEvent.Type.MouseMove,
-        point,
-        canvas.mapToGlobal(point),
-        Qt.MouseButton.NoButton,
-        Qt.MouseButton.NoButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    QApplication.sendEvent(canvas, event)
-
-
 class Clock:
     def __init__(self) -> None:
         self.now = 100.0
@@ -102,19 +89,19 @@ def test_ours_is_sent_at_most_30_times_a_second_and_the_last_position_always(
     sharing = PointerSharing(canvas, lambda data: sent.append(decode_pointer(data)), clock=clock)
     assert canvas.hasMouseTracking()  # moves come without a button held
     for step in range(100):  # 100 moves within 1/30 s
-        move(canvas, 10 + step, 20)
+        mouse(canvas, 10 + step, 20)
         clock.now += 0.0003
     assert [(p.x, p.y) for p in sent] == [(10.0, 20.0)]
     clock.now += 1 / 30
     qtbot.waitUntil(lambda: len(sent) == 2, timeout=2000)
     assert (sent[-1].x, sent[-1].y, sent[-1].visible) == (109.0, 20.0, True)
-    move(canvas, 109, 20)  # not moved: nothing to say
+    mouse(canvas, 109, 20)  # not moved: nothing to say
     clock.now += 1.0
     QApplication.sendEvent(canvas, QEvent(QEvent.Type.Leave))
     assert sent[-1].visible is False and len(sent) == 3
     sharing.set_enabled(False)
     clock.now += 1.0
-    move(canvas, 50, 50)
+    mouse(canvas, 50, 50)
     assert len(sent) == 3 and sharing.sent == 3
 
 
@@ -148,15 +135,6 @@ def test_a_laser_trail_fades_within_a_second() -> None:
     assert not trails.active(0.45 + LASER_FADE_S) and trails.trails(2.0) == {}
 
 
-def press(canvas: BoardCanvas, x: float, y: float, kind: QEvent.Type) -> None:
-    point = QPointF(x, y)
-    button = Qt.MouseButton.LeftButton
-    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else button
-    event = QMouseEvent(kind, point, canvas.mapToGlobal(point), button, held,
-                        Qt.KeyboardModifier.NoModifier)  # fmt: skip
-    QApplication.sendEvent(canvas, event)
-
-
 def test_the_laser_sends_its_points_even_with_the_pointer_unshared_and_draws_no_op(
     qtbot: QtBot,
 ) -> None:
@@ -170,15 +148,15 @@ def test_the_laser_sends_its_points_even_with_the_pointer_unshared_and_draws_no_
     sharing.on_laser = lambda x, y: ours.append((x, y))
     sharing.set_enabled(False)
     canvas.set_tool(ToolKind.LASER)
-    press(canvas, 10, 10, QEvent.Type.MouseButtonPress)
+    mouse(canvas, 10, 10, PRESS)
     for step in range(1, 6):
         clock.now += 0.05
-        move(canvas, 10 + 10 * step, 10)
-    press(canvas, 60, 10, QEvent.Type.MouseButtonRelease)
+        mouse(canvas, 10 + 10 * step, 10, held=True)
+    mouse(canvas, 60, 10, RELEASE)
     assert len(ours) == 6  # every point of our own trail, from the press on
     assert sent and all(p.kind is PointerKind.LASER for p in sent)
     assert (sent[-1].x, sent[-1].y) == (60.0, 10.0)
     clock.now += 1.0
-    move(canvas, 80, 10)  # the laser released: the unshared pointer sends nothing
+    mouse(canvas, 80, 10)  # the laser released: the unshared pointer sends nothing
     assert all(p.kind is PointerKind.LASER for p in sent)
     assert ops == [] and len(canvas.board) == 0

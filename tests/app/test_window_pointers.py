@@ -7,11 +7,11 @@ from __future__ import annotations
 import time
 
 import pytest
-from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-from PySide6.QtGui import QMouseEvent
+from PySide6.QtCore import QEvent, QPoint
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
+from tests.app.mouse import PRESS, RELEASE, mouse
 from tests.app.test_window_mtp import host_and_participant
 from tests.app.test_window_rmp import open_rmp_window
 from whiteboard.app.tools import ToolKind
@@ -32,33 +32,7 @@ def pair(qtbot: QtBot, net: NetConfig, transport: str) -> tuple[MainWindow, Main
 
 
 def point_at(window: MainWindow, x: int, y: int) -> None:
-    """The mouse moves over ``window``'s canvas, no button held. Sent to the canvas itself:
-    the windows overlap on the test's screen, and a move through the screen would reach
-    whichever is on top."""
-    canvas = window.canvas
-    at = QPointF(x, y)
-    move = QMouseEvent(
-        QEvent.Type.MouseMove,
-        at,
-        canvas.mapToGlobal(at),
-        Qt.MouseButton.NoButton,
-        Qt.MouseButton.NoButton,
-        Qt.KeyboardModifier.NoModifier,
-    )
-    QApplication.sendEvent(canvas, move)
-
-
-def mouse(window: MainWindow, kind: QEvent.Type, x: int, y: int) -> None:
-    """A left-button press, move (held) or release on ``window``'s canvas."""
-    canvas = window.canvas
-    at = QPointF(x, y)
-    button = Qt.MouseButton.LeftButton
-    held = Qt.MouseButton.NoButton if kind == QEvent.Type.MouseButtonRelease else button
-    if kind == QEvent.Type.MouseMove:
-        button = Qt.MouseButton.NoButton
-    event = QMouseEvent(kind, at, canvas.mapToGlobal(at), button, held,
-                        Qt.KeyboardModifier.NoModifier)  # fmt: skip
-    QApplication.sendEvent(canvas, event)
+    mouse(window.canvas, x, y)
 
 
 def trails(window: MainWindow) -> dict[int, list[tuple[float, float, float]]]:
@@ -107,11 +81,11 @@ def test_each_window_shows_the_others_pointer_and_never_its_board(
     )
     # The laser pointer (K): a trail the other sees, and that fades within about a second.
     first.canvas.set_tool(ToolKind.LASER)
-    mouse(first, QEvent.Type.MouseButtonPress, 100, 200)
+    mouse(first.canvas, 100, 200, PRESS)
     for x in range(110, 300, 10):
-        mouse(first, QEvent.Type.MouseMove, x, 200)
+        mouse(first.canvas, x, 200, held=True)
         qtbot.wait(10)
-    mouse(first, QEvent.Type.MouseButtonRelease, 290, 200)
+    mouse(first.canvas, 290, 200, RELEASE)
     qtbot.waitUntil(lambda: mover in trails(second), timeout=WAIT_MS)
     assert mover in trails(first)  # ours too
     assert len(trails(second)[mover]) >= 3

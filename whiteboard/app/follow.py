@@ -19,6 +19,7 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject, QTimer, Signal
 
 from whiteboard.app.canvas import BoardCanvas
+from whiteboard.app.pointers import SideSender
 from whiteboard.app.view import fit
 from whiteboard.board.ops import MAX_COORD
 from whiteboard.pointer import SharedView, encode_view
@@ -31,7 +32,7 @@ PROMPT_QUIET_S = 10.0  # a member's request is asked about again only after this
 FOLLOW_MARGIN = 0.0  # widget pixels around the followed view: it fills our canvas
 
 
-class ViewSharing(QObject):
+class ViewSharing(SideSender):
     def __init__(
         self,
         canvas: BoardCanvas,
@@ -39,11 +40,7 @@ class ViewSharing(QObject):
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(canvas)
-        self._canvas = canvas
-        self._send = send
-        self._wall, self._clock = wall, clock
-        self._last_at = -math.inf
+        super().__init__(canvas, send, wall, clock)
         self._asking_until = -math.inf
         self._due = QTimer(self)
         self._due.setSingleShot(True)
@@ -52,7 +49,6 @@ class ViewSharing(QObject):
         self._refresh.timeout.connect(self._tick)
         self._refresh.start(round(ASK_REPEAT_S * 1000))
         canvas.view_changed.connect(self.changed)
-        self.sent = 0
 
     @property
     def asking(self) -> bool:
@@ -81,15 +77,10 @@ class ViewSharing(QObject):
             min(MAX_COORD, max(-MAX_COORD, v))
             for v in (rect.left(), rect.top(), rect.right(), rect.bottom())
         )
-        self._last_at = self._clock()
         if not (x0 < x1 and y0 < y1):
+            self._last_at = self._clock()
             return  # a canvas with no area (hidden, or squeezed to nothing)
-        view = SharedView(x0, y0, x1, y1, self.asking, round(self._wall() * 1_000_000))
-        try:
-            self._send(encode_view(view))
-            self.sent += 1
-        except RuntimeError:
-            pass  # not in a session (it ended, or is being left)
+        self._transmit(encode_view(SharedView(x0, y0, x1, y1, self.asking, self._sent_us())))
 
 
 class Following(QObject):

@@ -62,7 +62,37 @@ _Sent = tuple[float, float, bool, PointerKind]  # x, y, visible, kind
 _MOUSE = (QEvent.Type.MouseMove, QEvent.Type.MouseButtonPress, QEvent.Type.MouseButtonRelease)
 
 
-class PointerSharing(QObject):
+class SideSender(QObject):
+    """What tells the others something about our canvas on the side channel: its canvas, how
+    to send, the wall clock (timestamps) and the monotonic one (pacing)."""
+
+    def __init__(
+        self,
+        canvas: BoardCanvas,
+        send: Callable[[bytes], None],
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        super().__init__(canvas)
+        self._canvas = canvas
+        self._send = send
+        self._wall, self._clock = wall, clock
+        self._last_at = -math.inf  # when we last sent
+        self.sent = 0
+
+    def _transmit(self, data: bytes) -> None:
+        self._last_at = self._clock()
+        try:
+            self._send(data)
+            self.sent += 1
+        except RuntimeError:
+            pass  # not in a session (it ended, or is being left): not worth telling anyone
+
+    def _sent_us(self) -> int:
+        return round(self._wall() * 1_000_000)
+
+
+class PointerSharing(SideSender):
     """Sends our pointer's board position while ``enabled``."""
 
     def __init__(
@@ -73,13 +103,9 @@ class PointerSharing(QObject):
         wall: Callable[[], float] = time.time,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        super().__init__(canvas)
-        self._canvas = canvas
-        self._send = send
-        self._wall, self._clock = wall, clock
+        super().__init__(canvas, send, wall, clock)
         self._enabled = enabled
         self._last: _Sent | None = None  # what we sent last
-        self._last_at = -math.inf
         self._pending: _Sent | None = None
         self._lasering = False  # the laser pointer is pressed (ToolKind.LASER)
         # Each laser point where we are: our own trail, drawn at every move, not 30 a second.
@@ -87,7 +113,6 @@ class PointerSharing(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self._flush)
-        self.sent = 0
         canvas.setMouseTracking(True)  # moves without a button held, to follow the pointer
         canvas.installEventFilter(self)
 
@@ -144,13 +169,8 @@ class PointerSharing(QObject):
             return
         x, y, visible, kind = self._pending
         self._pending = None
-        self._last, self._last_at = (x, y, visible, kind), self._clock()
-        position = PointerPosition(x, y, visible, round(self._wall() * 1_000_000), kind)
-        try:
-            self._send(encode_pointer(position))
-            self.sent += 1
-        except RuntimeError:
-            pass  # not in a session (it ended, or is being left): a pointer is not worth telling
+        self._last = (x, y, visible, kind)
+        self._transmit(encode_pointer(PointerPosition(x, y, visible, self._sent_us(), kind)))
 
 
 @dataclass(slots=True)
