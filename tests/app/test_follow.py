@@ -22,17 +22,28 @@ def test_our_view_goes_out_when_it_changes_at_a_bounded_rate_and_marks_a_request
         sent.append(view)
 
     sharing = ViewSharing(canvas, send, clock=clock)
+    canvas.zoom_by(1.05)  # before the session: nothing goes out
+    assert sent == []
+    sharing.start()  # joined: our view at once
+    assert len(sent) == 1
+    clock.now += 1.0
     for _ in range(20):  # twenty zooms at one instant: one view now, the last one soon after
         canvas.zoom_by(1.05)
-    assert len(sent) == 1 and not sent[0].asks_follow
+    assert len(sent) == 2 and not sent[1].asks_follow
     clock.now += 1.0 / VIEW_HZ
-    qtbot.waitUntil(lambda: len(sent) == 2, timeout=2000)
+    qtbot.waitUntil(lambda: len(sent) == 3, timeout=2000)
     rect = canvas.visible_board_rect()
     assert (sent[-1].x0, sent[-1].y1) == (rect.left(), rect.bottom())
     sharing.ask_everyone_to_follow()
     assert sent[-1].asks_follow and sharing.asking
     clock.now += ASK_S
     assert not sharing.asking
+    sharing.stop()  # the session ended: nothing more goes out
+    told = len(sent)
+    canvas.zoom_by(1.05)
+    clock.now += 10.0
+    qtbot.wait(700)  # past a refresh tick
+    assert len(sent) == told
 
 
 def test_following_puts_our_view_on_theirs_until_we_move(qtbot: QtBot) -> None:

@@ -88,6 +88,16 @@ class WindowPointers(QObject):
         self.prompt: QMessageBox | None = None
         canvas.installEventFilter(self)  # a click on a pointer's name follows its member
 
+    def session_ready(self) -> None:
+        """Joined: our view goes out from now on (the pointer goes as it moves)."""
+        self.views.start()
+
+    def session_ended(self) -> None:
+        """Nothing more to tell, nor to show of the others, until the next session."""
+        self.views.stop()
+        self.following.stop()
+        self.overlay.clear()
+
     def on_ephemeral(self, event: EphemeralReceived) -> None:
         try:
             message = decode_side(event.payload)

@@ -47,8 +47,20 @@ class ViewSharing(SideSender):
         self._due.timeout.connect(self.send_now)
         self._refresh = QTimer(self)
         self._refresh.timeout.connect(self._tick)
-        self._refresh.start(round(ASK_REPEAT_S * 1000))
         canvas.view_changed.connect(self.changed)
+        self._live = False  # in a session: sending makes sense (start, stop)
+
+    def start(self) -> None:
+        """We are in the session: our view goes out now and keeps going out."""
+        self._live = True
+        self._refresh.start(round(ASK_REPEAT_S * 1000))
+        self.send_now()
+
+    def stop(self) -> None:
+        """The session ended: nothing more to tell until the next one starts."""
+        self._live = False
+        self._refresh.stop()
+        self._due.stop()
 
     @property
     def asking(self) -> bool:
@@ -72,6 +84,8 @@ class ViewSharing(SideSender):
             self.send_now()
 
     def send_now(self) -> None:
+        if not self._live:
+            return
         rect = self._canvas.visible_board_rect()
         x0, y0, x1, y1 = (
             min(MAX_COORD, max(-MAX_COORD, v))

@@ -582,6 +582,7 @@ class MainWindow(QMainWindow):
             self._refresh_status()
         elif isinstance(event, Ready):
             self.join_progress.hide()
+            self.pointers.session_ready()
             self.health.member_changed(self.transport.member_id, MemberState.ACTIVE)
             if self.spec.is_viewer():
                 return  # an MTP consumer receives only (RFC 1301 §3.1.1): nothing to tell
@@ -713,6 +714,7 @@ class MainWindow(QMainWindow):
     def _on_finished(self) -> None:
         self._finished = True
         self._presence_timer.stop()
+        self.pointers.session_ended()
         kept = self._keep_undelivered()
         self._close_session_log()
         self.session.finished(undelivered=kept)
