@@ -8,6 +8,7 @@ import time
 
 import pytest
 from PySide6.QtCore import QEvent, QPoint
+from PySide6.QtGui import QFontMetrics
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
@@ -68,6 +69,16 @@ def test_each_window_shows_the_others_pointer_and_never_its_board(
         lambda: second.pointers._label(mover) == (first.display_name, first.presence.colour),
         timeout=WAIT_MS,
     )
+    # A click on the pointer's name follows its member, and draws nothing.
+    overlay = second.pointers.overlay
+    tip = overlay.widget_position(mover)
+    assert tip is not None
+    _, label = overlay._label_box(first.display_name, tip, QFontMetrics(overlay.font()))
+    mouse(second.canvas, label.center().x(), label.center().y(), PRESS)
+    mouse(second.canvas, label.center().x(), label.center().y(), RELEASE)
+    assert second.pointers.following.followed == mover
+    assert len(second.replica.board) == 0 and not second.canvas.pending_ops()
+    second.pointers.following.stop()
     # The view is the same on both (an empty board at 100%), so the position is too; after
     # a move it glides there and settles on it.
     for x in range(130, 260, 10):
