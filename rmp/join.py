@@ -56,6 +56,7 @@ class Joiner:
         self.heard_from = 0
         self.answerer: int | None = None
         self.image: ImageAssembly | None = None
+        self._asked_again = False  # this image phase, after another joiner's image (below)
         self.image_progress_at = 0.0
         self._parts_since_confirm = 0
         self.held: list[Held] = []
@@ -173,6 +174,7 @@ class Joiner:
         self._requeue_held(set(listed), now)
         self.answerer = answerer.ident
         self.image = None
+        self._asked_again = False
         self.image_progress_at = now
         self._links.enter(Phase.IMAGE)
         for station in s.stations:
@@ -231,7 +233,18 @@ class Joiner:
             return  # another joiner's image: in the sequence, but not for us
         assert packet.data is not None
         if image_owner(packet.data) != self._s.member_id:
-            return  # the image of another joiner answered by the same station
+            # The image of another joiner answered by the same station. If none of ours came
+            # yet, the answer we took may have been that joiner's: §2.8's answer names no
+            # joiner (every joiner is in its list, and join numbers repeat), so two joining
+            # together both take the first. Ask again now, once, rather than wait image_stall
+            # for an image that will not come (extension; issue 19's ten members started
+            # together waited ~6 s). An answerer that did answer us answers again, the same
+            # list, and our parts it already sent are held and repaired in sequence.
+            if self.image is None and not self._asked_again:
+                self._asked_again = True
+                self._s.upper.protocol_event("image_for_another", {"answerer": station.ident})
+                self._ask_again(now)
+            return
         try:
             if self.image is None:
                 self.image = ImageAssembly.start(packet.data)

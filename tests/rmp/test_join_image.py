@@ -181,12 +181,30 @@ def test_s2_8_the_image_parts_make_the_board_then_held_drawings_are_delivered() 
     assert confirm.options == (Confirm(7, A),) and to == addr_of(A)
 
 
-def test_an_image_for_another_joiner_is_ignored() -> None:
+def test_an_image_for_another_joiner_first_makes_us_ask_again_at_once() -> None:
+    """§2.8's answer names no joiner: the one we took may have been another's. Its image
+    coming before any part of ours, we ask again now (once per answer), not after
+    image_stall; its parts are never taken for ours."""
     joining = Joining(Phase.JOINING)
     a = joining.ctx.station(A)
     joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4)), 0.5)
     joining.part.on_image_part(a, image_packets(A, 5, b"x", joiner=B)[0], 0.6)
-    assert joining.part.image is None and joining.phases == [Phase.IMAGE]
+    assert joining.part.image is None and joining.phases == [Phase.IMAGE, Phase.JOINING]
+    assert join_numbers(joining) == [(0, None)]
+    assert [e.fields for e in joining.ctx.protocol_events("image_for_another")] == [
+        {"answerer": A}
+    ]
+
+
+def test_once_ours_has_begun_another_joiners_image_is_only_ignored() -> None:
+    joining = Joining(Phase.JOINING)
+    a = joining.ctx.station(A)
+    joining.part.on_answer(a, answer_packet(A, 0.4, (A, 4)), 0.5)
+    ours = image_packets(A, 5, b"x" * 5000)  # ours (J): several parts
+    joining.part.on_image_part(a, ours[0], 0.6)
+    joining.part.on_image_part(a, image_packets(A, 11, b"y", joiner=B)[0], 0.7)
+    assert joining.part.image is not None and joining.phases == [Phase.IMAGE]
+    assert not joining.ctx.protocol_events("image_for_another")
 
 
 def test_s2_8_held_drawings_the_new_list_counts_are_dropped() -> None:
