@@ -196,9 +196,6 @@ class EphemeralReceiver:
 
 
 def ephemeral_counters(sender: EphemeralSender, receiver: EphemeralReceiver) -> dict[str, int]:
-    return {
-        "ephemeral_sent": sender.sent,
-        "ephemeral_superseded": sender.superseded,
-        "ephemeral_received": receiver.received,
-        "ephemeral_dropped": receiver.dropped,
-    }
+    """The side channel's counters, named as :data:`EPHEMERAL_COUNTERS` says."""
+    values = (sender.sent, sender.superseded, receiver.received, receiver.dropped)
+    return dict(zip(EPHEMERAL_COUNTERS, values, strict=True))

@@ -108,11 +108,9 @@ def encode_view(view: SharedView) -> bytes:
 def decode_side(payload: bytes) -> PointerPosition | SharedView:
     """A pointer position or a view, as the payload's kind says; :class:`PointerDecodeError`
     and nothing else if it is neither."""
-    if len(payload) > MAX_POINTER_BYTES:
-        raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
     item = _unpack(payload)
     if len(item) < 3 or item[2] != PointerKind.VIEW or type(item[2]) is not int:
-        return decode_pointer(payload)
+        return _pointer_of(item)
     if len(item) != 9 or item[0] != MAGIC or item[1] != VERSION or type(item[1]) is not int:
         raise PointerDecodeError(
             f'a view is the array ["{MAGIC}", {VERSION}, 3, x0, y0, x1, y1, asks_follow, sent_us]'
@@ -125,6 +123,8 @@ def decode_side(payload: bytes) -> PointerPosition | SharedView:
 
 
 def _unpack(payload: bytes) -> tuple[Any, ...]:
+    if len(payload) > MAX_POINTER_BYTES:
+        raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
     try:
         item = msgpack.unpackb(payload, raw=False, use_list=False, strict_map_key=True)
     except Exception as error:  # msgpack's zoo of error types: not a pointer, whatever it is
@@ -157,9 +157,11 @@ def is_pointer(payload: bytes) -> bool:
 
 def decode_pointer(payload: bytes) -> PointerPosition:
     """The position in ``payload``; :class:`PointerDecodeError` and nothing else otherwise."""
-    if len(payload) > MAX_POINTER_BYTES:
-        raise PointerDecodeError(f"pointer of {len(payload)} bytes exceeds {MAX_POINTER_BYTES}")
-    item = _unpack(payload)
+    return _pointer_of(_unpack(payload))
+
+
+def _pointer_of(item: tuple[Any, ...]) -> PointerPosition:
+    """The position in an unpacked payload (:func:`_unpack`)."""
     if len(item) != 7 or item[0] != MAGIC:
         raise PointerDecodeError(
             f'a pointer is the array ["{MAGIC}", version, kind, x, y, visible, sent_us]'
