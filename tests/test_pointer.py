@@ -14,6 +14,7 @@ from whiteboard.pointer import (
     PointerDecodeError,
     PointerKind,
     PointerPosition,
+    PointerStats,
     SharedView,
     decode_pointer,
     decode_side,
@@ -127,3 +128,14 @@ def test_a_view_with_a_field_replaced_decodes_or_fails_cleanly(index: int, value
 def test_decode_side_raises_only_pointer_decode_error(data: bytes) -> None:
     with contextlib.suppress(PointerDecodeError):
         decode_side(data)
+
+
+def test_a_headless_member_counts_pointers_and_takes_an_apps_view_for_no_error() -> None:
+    stats = PointerStats()
+    stats.take(7, encode_pointer(PointerPosition(1.0, 2.0, True, 1_000)), 3_000)
+    stats.take(7, encode_view(SharedView(0.0, 0.0, 9.0, 9.0, False, 0)), 3_000)
+    stats.take(7, b"not a pointer", 3_000)
+    report = stats.report()
+    assert report["cursors_received"] == {"00000007": 1}
+    assert report["cursor_latency_ms"] == {"p50": 2.0, "p90": 2.0}
+    assert report["cursors_rejected"] == 1

@@ -206,10 +206,12 @@ class PointerStats:
 
     def take(self, origin: int, payload: bytes, wall_us: int) -> None:
         try:
-            position = decode_pointer(payload)
+            position = decode_side(payload)
         except PointerDecodeError:
             self.rejected += 1
             return
+        if isinstance(position, SharedView):
+            return  # an app's view, for following it: no pointer, and nothing wrong with it
         self.received[origin] = self.received.get(origin, 0) + 1
         if len(self.latencies_ms) < MAX_LATENCIES:
             self.latencies_ms.append(max(0.0, (wall_us - position.sent_us) / 1000.0))
