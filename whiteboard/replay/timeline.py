@@ -242,6 +242,7 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
         for member in seen | set(ops_by)
     ]
     members.sort(key=lambda info: (not info.me, info.name.casefold(), info.member))
+    pointers.sort(key=lambda sample: sample.t_us)  # a log's times may step back (clocks)
     return Timeline(
         name=name or log.report.name.strip('"'),
         header=header,
@@ -253,8 +254,8 @@ def timeline_of(log: SessionLog, name: str = "") -> Timeline:
         marks=network_marks(header, log.records),
         refused=refused,
         warnings=tuple(warnings),
-        pointers=tuple(sorted(pointers, key=lambda sample: sample.t_us)),
-        pointer_times=tuple(sorted(sample.t_us for sample in pointers)),
+        pointers=tuple(pointers),
+        pointer_times=tuple(sample.t_us for sample in pointers),
     )
 
 
