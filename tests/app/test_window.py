@@ -24,7 +24,9 @@ def open_window(qtbot: QtBot, net: NetConfig, name: str) -> MainWindow:
     window = MainWindow("raw", net, {}, name)
     # Registered windows are closed by pytest-qt even if the test fails: they leave.
     qtbot.addWidget(window)
-    window.resize(600, 400)
+    # A canvas wide enough (~500 px) that another member's pointer name, drawn right of its tip,
+    # never lies where a test starts a stroke: a press on a name follows its member instead.
+    window.resize(900, 500)
     window.show()
     qtbot.waitExposed(window)
     return window

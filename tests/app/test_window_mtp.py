@@ -19,7 +19,7 @@ def open_mtp_window(
 ) -> MainWindow:
     window = MainWindow("mtp", net, {"profile": "lan", "role": role, **params}, name)
     qtbot.addWidget(window)
-    window.resize(600, 400)
+    window.resize(900, 500)
     window.show()
     qtbot.waitExposed(window)
     return window

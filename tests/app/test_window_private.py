@@ -93,7 +93,7 @@ def open_window(
     tell = window.state_view.tell
     window.state_view.tell = lambda text: (told.append(text), tell(text))  # type: ignore[method-assign]
     qtbot.addWidget(window)
-    window.resize(600, 400)
+    window.resize(900, 500)
     window.show()
     qtbot.waitExposed(window)
     return window, told

@@ -16,7 +16,7 @@ WAIT_MS = 30_000  # RMP's join waits for answers (5 tries); the VM may stall on 
 def open_rmp_window(qtbot: QtBot, net: NetConfig, name: str) -> MainWindow:
     window = MainWindow("rmp", net, {"profile": "lan"}, name)
     qtbot.addWidget(window)
-    window.resize(600, 400)
+    window.resize(900, 500)
     window.show()
     qtbot.waitExposed(window)
     return window
