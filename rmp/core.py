@@ -220,6 +220,8 @@ class RmpCore:
             return  # a newcomer's packet beyond the rate newcomers get, counted there
         self._timer_known = False  # what comes next may change a deadline (before: counters)
         s.credit.received(addr, len(data))  # what we may send it back (rmp/amplification.py)
+        if self._side.receive_laid_out(data, source, now):
+            return  # a side-channel packet, apart from everything below (rmp/side.py)
         try:
             packet = decode_once(data)
         except RmpDecodeError:
