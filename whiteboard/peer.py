@@ -120,7 +120,9 @@ class HeadlessPeer:
         self.presences_sent = 0
         self.pointers = PointerStats()  # the others' pointers (whiteboard/pointer.py)
         self._pointer_moves = 0
+        self._pointer_moving = False  # the move loop runs (one, however often we are ready)
         self._presence_schedule = PresenceSchedule()
+        self._presence_ticking = False  # the presence loop runs (one, as the pointer's)
         self._fingerprint: BoardFingerprint | None = None
         # The board at its last checkpoint, told in presences as the app's are (so that a
         # member comparing boards finds a common point while we are still receiving).
@@ -256,9 +258,15 @@ class HeadlessPeer:
             can_send = describe(self.config.transport).can_send(self.config.params)
             if self.config.presence and can_send:
                 # As the app: who we are first, before any drawing (whiteboard/presence.py).
-                self._presence_tick()
+                if self._presence_ticking:  # ready again: said soon, by the loop that runs
+                    self._presence_schedule.due = True
+                else:
+                    self._presence_ticking = True
+                    self._presence_tick()
             self._maybe_start_drawing()
-            if self.config.cursor_rate:
+            if self.config.cursor_rate and not self._pointer_moving:
+                # Ready again after a rejoin or an MTP takeover: the loop already runs.
+                self._pointer_moving = True
                 self._move_pointer()
             self._check_goal()
         elif isinstance(event, MemberChanged):
@@ -276,6 +284,7 @@ class HeadlessPeer:
     def _move_pointer(self) -> None:
         """Our synthetic pointer's next move, on the side channel, at ``--cursor-rate``."""
         if self._leaving or self._closing:
+            self._pointer_moving = False
             return
         self._pointer_moves += 1
         sent_us = round(time.time() * 1_000_000)
@@ -284,7 +293,8 @@ class HeadlessPeer:
         try:
             self.transport.send_ephemeral(payload)
         except RuntimeError:
-            return  # the session ended under us
+            self._pointer_moving = False  # the session ended under us: moved again if ready
+            return
         if self.log is not None:
             self.log.record_side(self.transport.member_id, payload, self.reactor.time())
         self.reactor.call_later(1.0 / self.config.cursor_rate, self._move_pointer)
@@ -365,6 +375,7 @@ class HeadlessPeer:
 
     def _presence_tick(self) -> None:
         if self._leaving or self.transport.finished:
+            self._presence_ticking = False
             return
         now = self.reactor.time()
         presence = self.presence()
@@ -373,7 +384,8 @@ class HeadlessPeer:
             try:
                 self.transport.send(payload)
             except (ValueError, RuntimeError):
-                return  # leaving: nothing to tell
+                self._presence_ticking = False  # leaving, or not in the session now
+                return
             if self.log is not None:
                 self.log.record_local_op(payload, now)
             self.presences_sent += 1

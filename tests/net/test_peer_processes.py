@@ -158,3 +158,17 @@ def test_peers_moving_pointers_hear_each_others_with_their_latency(group: GroupA
         latency = me["cursor_latency_ms"]
         assert isinstance(latency, dict) and 0 <= latency["p50"] <= latency["p90"] < 2000
         assert me["cursors_rejected"] == 0 and me["delivered_total"] == 0  # never the board
+
+
+def test_a_member_ready_again_after_a_takeover_moves_one_pointer(group: GroupAddress) -> None:
+    """MTP: the master leaves, the producer takes the web over and is ready a second time;
+    its pointer goes on at ``--cursor-rate``, not twice as often (one move loop, not two)."""
+    master = start_peer(group, "m", "--transport", "mtp", "--role", "master",
+                        "--cursor-rate", "30", "--duration", "3", "--no-log")  # fmt: skip
+    producer = start_peer(group, "p", "--transport", "mtp", "--role", "producer",
+                          "--cursor-rate", "30", "--duration", "7", "--no-log")  # fmt: skip
+    finish(master)
+    result = finish(producer)
+    assert result["failures"]  # the master left: told, and it took over (ready again)
+    elapsed = float(result["elapsed_s"])  # type: ignore[arg-type]
+    assert 60 < int(result["cursors_sent"]) <= 30 * elapsed + 5  # type: ignore[call-overload]
