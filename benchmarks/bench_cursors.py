@@ -28,6 +28,7 @@ import time
 from collections.abc import Sequence
 
 TRANSPORTS = ("raw", "rmp", "mtp")
+MASTER_HEAD_START_S = 1.5
 
 
 def peers(transport: str, members: int, rate: float, seconds: float) -> list[dict[str, object]]:
@@ -37,21 +38,42 @@ def peers(transport: str, members: int, rate: float, seconds: float) -> list[dic
     processes = []
     for index in range(members):
         role: Sequence[str] = ()
+        duration = seconds
         if transport == "mtp":
             role = ("--role", "master" if index == 0 else "producer")
+            if index == 0:  # started MASTER_HEAD_START_S early, it leaves with the others
+                duration += MASTER_HEAD_START_S
         command = [
             sys.executable, "-m", "whiteboard", "peer", "--transport", transport, "--group",
             group, "--iface", "127.0.0.1", "--ttl", "0", "--name", f"m{index}", "--json",
-            "--no-log", "--cursor-rate", str(rate), "--duration", str(seconds), *role,
+            "--no-log", "--cursor-rate", str(rate), "--duration", str(duration), *role,
         ]  # fmt: skip
         processes.append(subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
         if transport == "mtp" and index == 0:
-            time.sleep(1.5)  # the master founds the web first
+            time.sleep(MASTER_HEAD_START_S)  # the master founds the web first
     reports = []
     for process in processes:
         out, _ = process.communicate(timeout=seconds + 120)
         reports.append(json.loads(out))
     return reports
+
+
+def pointer_share(
+    moving: list[dict[str, object]], still: list[dict[str, object]], rate: float
+) -> float:
+    """The share of a core a member spends on pointers while they move: its CPU beyond what
+    a member without pointers spends in as long a run, over the seconds its pointer moved
+    (members join at different times, and the first pointers go only once joined)."""
+    idle = statistics.fmean(number(r, "cpu_s") / number(r, "elapsed_s") for r in still)
+    spent = sum(number(r, "cpu_s") - idle * number(r, "elapsed_s") for r in moving)
+    moved_s = sum(number(r, "cursors_sent") / rate for r in moving)
+    return spent / moved_s
+
+
+def number(report: dict[str, object], key: str) -> float:
+    value = report[key]
+    assert isinstance(value, int | float), (key, value)
+    return float(value)
 
 
 def pointers_row(transport: str, members: int, rate: float, seconds: float) -> None:
@@ -67,10 +89,8 @@ def pointers_row(transport: str, members: int, rate: float, seconds: float) -> N
         received = report["cursors_received"]
         assert isinstance(received, dict)
         heard += sum(received.values())
-        sent += int(report["cursors_sent"])  # type: ignore[call-overload]
-    cpu = [float(r["cpu_s"]) for r in moving]  # type: ignore[arg-type]
-    base = [float(r["cpu_s"]) for r in still]  # type: ignore[arg-type]
-    share = (statistics.fmean(cpu) - statistics.fmean(base)) / seconds
+        sent += int(number(report, "cursors_sent"))
+    share = pointer_share(moving, still, rate)
     p50 = statistics.median(p for p, _ in latencies) if latencies else float("nan")
     p90 = statistics.median(p for _, p in latencies) if latencies else float("nan")
     arrived = heard / max(1, sent * (members - 1))
