@@ -30,6 +30,9 @@ MAX_STRANGER_REPAIRS = 256  # ... and for all newcomer requesters together
 MAX_STRANGER_NACKS = 16
 STRANGER_BACKOFF_AFTER = 4  # a stranger's packets asked for this often: retries back off
 STRANGER_BACKOFF_MAX = 64  # ... doubling up to this many nack_retry intervals
+# From this many stations on, a first reminder of a packet we confirmed in a multicast data
+# packet goes unanswered (on_remind): the group is large enough for its answers to implode.
+QUIET_CONFIRM_STATIONS = 16
 REMIND_REPAIR_SPAN = 32  # packets repaired behind one confirmation in a reminder (§2.5)
 
 # The station named in someone else's packet: known, or added but not heard (the core's).
@@ -412,7 +415,22 @@ class RepairEngine:
         if not s.knows_sequence():
             return
         seq = unwrap(packet.seq, emitter.last_valid)
-        if emitter.last_valid >= seq:
+        # §2.3: once our confirmation went out in a multicast data packet (the A flag), it
+        # "will not have to be confirmed": that packet is stored and repaired like any other.
+        # In a large group a first reminder is therefore answered only by those whose
+        # confirmation has not gone out: most have, each member sending now and then, and
+        # every answer is a datagram to the emitter (issue 18: 104,665 point-to-point
+        # confirmations for 1,000 strokes at 100 members). A second reminder (remind number 2
+        # and up: §4.2.4 counts the re-sendings) means ours did not get there: everyone who
+        # has it answers. In a small group the answers cost little and, under heavy loss,
+        # reopen the emitter's send window sooner (its piggybacked confirmations lost): there
+        # everyone answers every reminder, as before. [extension, docs/rmp.md]
+        piggybacked = (
+            emitter.confirmed
+            and remind.remind_number == 1
+            and len(s.stations) >= QUIET_CONFIRM_STATIONS
+        )
+        if emitter.last_valid >= seq and not piggybacked:
             # We have it: say so, point to point, so that the emitter can stop (§2.4).
             confirm = (Confirm(to_wire(emitter.last_valid), emitter.ident),)
             s.send_control(confirm, emitter.address, now)

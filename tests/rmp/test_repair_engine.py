@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from rmp.context import Phase
 from rmp.remind import Reminder
-from rmp.repair import RepairEngine
+from rmp.repair import QUIET_CONFIRM_STATIONS, RepairEngine
 from rmp.sequencing import Sequencer
 from rmp.stations import Missing, Station
 from rmp.wire import Confirm, Data, Nack, NackRange, Remind, Retransmit, RmpPacket, encode
@@ -200,9 +202,30 @@ def reminder_packet(source: int, seq: int, *confirms: Confirm) -> RmpPacket:
 def test_s2_4_a_reminder_we_have_is_confirmed_point_to_point() -> None:
     engine = Engine()
     a = engine.ctx.station(A, last_valid=5)
+    a.confirmed = False  # §2.3's A flag: no data packet of ours confirmed it yet
     engine.part.on_remind(a, reminder_packet(A, 5), Remind(1), trusted=True, now=1.0)
     ((packet, to),) = engine.ctx.sent()
     assert to == addr_of(A) and packet.options == (Confirm(5, A),) and packet.data is None
+
+
+@pytest.mark.parametrize("others", [QUIET_CONFIRM_STATIONS - 2, QUIET_CONFIRM_STATIONS - 1])
+def test_s2_3_in_a_large_group_a_first_reminder_of_what_we_confirmed_goes_unanswered(
+    others: int,
+) -> None:
+    """§2.3: a confirmation that went out in a multicast data packet "will not have to be
+    confirmed" again. In a group of QUIET_CONFIRM_STATIONS (the emitter and ``others``) only
+    a second reminder (ours did not get there) is answered; in a smaller one, every one."""
+    engine = Engine()
+    a = engine.ctx.station(A, last_valid=5)
+    for n in range(others):
+        engine.ctx.station(0x1000 + n)
+    large = len(engine.ctx.shared.stations) >= QUIET_CONFIRM_STATIONS
+    assert a.confirmed  # the A flag: our last data packet confirmed 5
+    engine.part.on_remind(a, reminder_packet(A, 5), Remind(1), trusted=True, now=1.0)
+    assert len(engine.ctx.sent()) == (0 if large else 1)
+    engine.part.on_remind(a, reminder_packet(A, 5), Remind(2), trusted=True, now=2.0)
+    ((packet, to),) = engine.ctx.sent()
+    assert to == addr_of(A) and packet.options == (Confirm(5, A),)
 
 
 def test_s2_5_a_reminders_confirmations_show_what_its_emitter_missed() -> None:
