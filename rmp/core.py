@@ -424,6 +424,8 @@ class RmpCore:
             self._finish(now)
 
     def _finish(self, now: float) -> None:
+        if self._shared.phase is Phase.LEAVING:
+            self._reminder.farewell(now)
         self._enter(Phase.FINISHED)
         self._reminder.stop()
         self._repair.clear()

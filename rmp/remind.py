@@ -7,7 +7,7 @@ from coreapi.seqnum import to_wire, unwrap
 from rmp.context import Shared
 from rmp.sequencing import Sequencer
 from rmp.stations import Station
-from rmp.wire import Confirm, Remind, RmpPacket
+from rmp.wire import HEADER_SIZE, SOURCE_SIZE, Confirm, Remind, RmpPacket
 
 # Packets past a station's own S_n (§4.1) that a stranger's confirmation may reveal (issue 17).
 STRANGER_HEARSAY = 8
@@ -113,6 +113,18 @@ class Reminder:
         chosen = (owed[start:] + owed[:start])[:limit]
         self._confirm_cursor += len(chosen)
         return [*marker, *(Confirm(to_wire(s.last_valid), s.ident) for s in chosen)], chosen
+
+    def farewell(self, now: float) -> None:
+        """We leave: what we hold of each station's, in one multicast control packet, so that
+        no emitter goes on reminding a member that is gone of a packet it had (RMP has no
+        leave message; before this, a group leaving together reminded each other ten times
+        over). §2.3 lets confirmations ride in control packets; the emitters count them.
+        [extension, docs/rmp.md]"""
+        s = self._s
+        confirms, _ = self.confirm_options(s.max_packet - HEADER_SIZE - SOURCE_SIZE)
+        if confirms:
+            s.send_control(tuple(confirms), None, now)
+            s.counters["confirms_sent"] += 1
 
     def _resumption_marker(self) -> list[Confirm]:
         """§2.8: a member that restarted resumes its S_n from a join answer; a station that

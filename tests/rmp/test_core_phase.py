@@ -8,7 +8,7 @@ from pathlib import Path
 
 import rmp
 from rmp.wire import Confirm, Join
-from tests.rmp.core_harness import A, J, Node, control_packet, ready_node
+from tests.rmp.core_harness import A, B, C, J, Node, control_packet, data_packet, ready_node
 
 PACKAGE = Path(rmp.__file__).resolve().parent
 
@@ -73,3 +73,31 @@ def _phase_writers() -> list[str]:
 def test_only_enter_changes_the_phase() -> None:
     # Shared.__init__ sets the first phase; RmpCore._enter every later one.
     assert sorted(_phase_writers()) == ["context.py:__init__", "core.py:_enter"]
+
+
+def test_a_member_leaving_multicasts_what_it_holds_of_the_others() -> None:
+    """RMP has no leave message: a member that goes tells, in one multicast control packet,
+    what it holds of each station's, so that no emitter reminds it of it after it left."""
+    node = ready_node(B)
+    node.receive(data_packet(A, 1, 5.1), 5.1)
+    node.receive(data_packet(C, 1, 5.1), 5.1)
+    node.receive(data_packet(C, 2, 5.2), 5.2)
+    node.send(b"ours", 5.25)  # its data packet confirms theirs (the A flags are set) ...
+    node.receive(data_packet(A, 2, 5.26), 5.26)  # ... and A's next one comes after it
+    mark = len(node.sent)
+    node.leave(5.3)
+    for source, seq in ((A, 2), (C, 2)):  # both confirm ours: it may go
+        node.receive(control_packet(source, seq, 5.4, Confirm(1, B)), 5.4)
+    node.run_until(30.0)
+    finished_at = max(e.at for e in node.protocol_events("phase"))
+    assert node.core.finished and finished_at < 9.0  # before any keepalive was due
+    said = [s for s in node.sent_after(mark) if s.dest is None and not s.is_data]
+    assert [(s.at, s.options_of(Confirm)) for s in said] == [(finished_at, [Confirm(2, A)])]
+
+
+def test_a_member_leaving_before_it_joined_says_nothing() -> None:
+    node = Node(J)
+    node.start(0.0)
+    mark = len(node.sent)
+    node.leave(0.5)
+    assert node.sent_after(mark) == []
