@@ -434,6 +434,52 @@ def test_dragging_the_selection_moves_it_in_board_units(qtbot: QtBot) -> None:
     assert set(canvas.selection) == {red.id, blue.id}  # still selected, at the new place
 
 
+def test_arrow_keys_nudge_the_selection_and_a_run_of_them_is_one_move(qtbot: QtBot) -> None:
+    session = Session(qtbot)
+    canvas = session.canvas
+    red, blue, green = three_strokes(session)
+    canvas.set_tool(ToolKind.SELECT)
+    for key in (Qt.Key.Key_Right,) * 3:
+        QTest.keyClick(canvas, key)
+    assert session.sent == []  # nothing selected: the keys are not the tool's
+    QTest.mouseClick(canvas, LEFT, NONE, QPoint(100, 50))
+    QTest.mouseClick(canvas, LEFT, SHIFT, QPoint(100, 100))
+    for key in (Qt.Key.Key_Right,) * 3 + (Qt.Key.Key_Up,):
+        QTest.keyClick(canvas, key)
+    QTest.keyClick(canvas, Qt.Key.Key_Down, SHIFT)  # ten at a time
+    # Shown moved at once (3 right, 9 down), sent once the keys rest.
+    assert session.sent == []
+    image = session.image()
+    assert pixel(image, 100, 109).rgb() == rgb(BLUE) and is_background(pixel(image, 100, 100))
+    qtbot.waitUntil(lambda: bool(session.sent), timeout=5_000)
+    [move] = session.sent
+    assert isinstance(move, Move) and set(move.targets) == {red.id, blue.id}
+    assert (move.dx, move.dy) == (3.0, 9.0)
+    assert session.gestures == [[move.id]]  # one undo step
+    assert session.board.object(green.id).dx == 0.0  # type: ignore[union-attr]
+    assert set(canvas.selection) == {red.id, blue.id}
+
+
+def test_a_nudge_goes_before_what_comes_next(qtbot: QtBot) -> None:
+    """A pending nudge is sent before anything that must come after it: another selection's
+    nudge, a click, Delete, another tool, or an undo (``settle``)."""
+    session = Session(qtbot)
+    canvas = session.canvas
+    red, blue, _ = three_strokes(session)
+    canvas.set_tool(ToolKind.SELECT)
+    QTest.mouseClick(canvas, LEFT, NONE, QPoint(100, 50))
+    QTest.keyClick(canvas, Qt.Key.Key_Left)
+    QTest.mouseClick(canvas, LEFT, NONE, QPoint(100, 100))  # blue: red's nudge goes first
+    QTest.keyClick(canvas, Qt.Key.Key_Down)
+    canvas.settle()  # as an undo does
+    QTest.keyClick(canvas, Qt.Key.Key_Up)
+    QTest.keyClick(canvas, Qt.Key.Key_Delete)
+    moves = [(op.targets, op.dx, op.dy) for op in session.sent if isinstance(op, Move)]
+    assert moves == [((red.id,), -1.0, 0.0), ((blue.id,), 0.0, 1.0), ((blue.id,), 0.0, -1.0)]
+    assert isinstance(session.sent[-1], Erase) and session.sent[-1].targets == (blue.id,)
+    assert len(session.gestures) == 4
+
+
 def test_delete_erases_the_selection(qtbot: QtBot) -> None:
     session = Session(qtbot)
     canvas = session.canvas

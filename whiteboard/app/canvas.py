@@ -21,7 +21,7 @@ Input: the left button uses the tool; the middle button, or the left with Space 
 The wheel pans (trackpads scroll both ways; Shift turns a mouse wheel sideways) and
 Ctrl+wheel zooms about the pointer, as in most drawing programs; a pinch zooms too. Keys
 (when the canvas has focus): Ctrl+= and Ctrl+- zoom, Ctrl+0 shows 100%, Ctrl+9 or Shift+1
-fits the content; Delete, Backspace and Escape go to the tool.
+fits the content; Delete, Backspace, Escape and the arrow keys go to the tool.
 """
 
 from __future__ import annotations
@@ -369,6 +369,11 @@ class BoardCanvas(QWidget):
     def cancel_gesture(self) -> None:
         self._pressed = False
         self._tool.cancel()
+
+    def settle(self) -> None:
+        """Send what the tool holds back (the arrow keys' nudge): before an undo or a redo,
+        which must come after it."""
+        self._tool.settle()
 
     # -- what is shown ------------------------------------------------------------------------
 

@@ -459,12 +459,14 @@ class MainWindow(QMainWindow):
     def undo(self) -> None:
         if self.canvas.is_read_only():
             return
+        self.canvas.settle()
         for op in self.history.undo(self.replica.board, self.next_op_id):
             self._send_op(op)
 
     def redo(self) -> None:
         if self.canvas.is_read_only():
             return
+        self.canvas.settle()
         for op in self.history.redo(self.replica.board, self.next_op_id):
             self._send_op(op)
 

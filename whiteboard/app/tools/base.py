@@ -137,5 +137,8 @@ class BaseTool:
         """Another tool was chosen: finish or drop what is in progress."""
         self.cancel()
 
+    def settle(self) -> None:
+        """Send now what the tool holds back to send as one op (the arrow keys' nudge)."""
+
     def view_changed(self) -> None:
         """The view was panned or zoomed."""

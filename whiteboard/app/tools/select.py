@@ -3,8 +3,11 @@
 A click selects the topmost object under the pointer (Shift+click adds or removes it); a
 drag from an empty place selects the objects wholly inside the rectangle; a drag from a
 selected object moves the selection, shown moving while dragging and sent as one Move op on
-release. Delete or Backspace erases the selection; Escape drops a drag, or else the
-selection.
+release. The arrow keys nudge the selection by one board unit (Shift: ten), shown at once
+and sent as one Move op once the keys rest (``NUDGE_SETTLE_MS``): a held key repeats about
+thirty times a second, and each repeat an op of its own would be as many datagrams, MTP
+tokens and undo steps. Delete or Backspace erases the selection; Escape drops a drag, or else
+the selection.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 import math
 from enum import Enum, auto
 
-from PySide6.QtCore import QRectF, Qt
+from PySide6.QtCore import QRectF, Qt, QTimer
 from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen
 
 from whiteboard.app.strokes import erase_ops, move_ops
@@ -25,9 +28,19 @@ from whiteboard.app.tools.base import (
     ToolKind,
 )
 from whiteboard.app.view import Rect, View, rect_from_points, rect_inflated, rect_translated
+from whiteboard.board import OpId
 
 SELECTION_COLOUR = QColor(30, 136, 229)
 MARQUEE_FILL = QColor(30, 136, 229, 40)
+NUDGE_STEP = 1.0  # board units an arrow key moves the selection
+NUDGE_STEP_SHIFT = 10.0  # ... with Shift held
+NUDGE_SETTLE_MS = 500  # a run of nudges goes as one Move op this long after the last
+_ARROWS: dict[int, tuple[float, float]] = {  # by key code: QKeyEvent.key() is an int
+    Qt.Key.Key_Left.value: (-1.0, 0.0),
+    Qt.Key.Key_Right.value: (1.0, 0.0),
+    Qt.Key.Key_Up.value: (0.0, -1.0),
+    Qt.Key.Key_Down.value: (0.0, 1.0),
+}
 
 
 class _Mode(Enum):
@@ -45,6 +58,12 @@ class SelectTool(BaseTool):
         self._anchor_widget = (0.0, 0.0)
         self._current = (0.0, 0.0)
         self._additive = False
+        self._nudge = (0.0, 0.0)  # the arrow keys' move not sent yet, in board units
+        self._nudged_ids: tuple[OpId, ...] = ()  # ... of the selection as it was then
+        self._nudge_timer = QTimer(host.widget())
+        self._nudge_timer.setSingleShot(True)
+        self._nudge_timer.setInterval(NUDGE_SETTLE_MS)
+        self._nudge_timer.timeout.connect(self.commit_nudge)
 
     @property
     def active(self) -> bool:
@@ -52,12 +71,13 @@ class SelectTool(BaseTool):
 
     @property
     def offset(self) -> tuple[float, float]:
-        """How far the selection is being dragged, in board units."""
+        """How far the selection is being dragged or nudged, in board units."""
         if self._mode is not _Mode.MOVING:
-            return (0.0, 0.0)
+            return self._nudge
         return (self._current[0] - self._anchor[0], self._current[1] - self._anchor[1])
 
     def press(self, pointer: Pointer) -> None:
+        self.commit_nudge()
         host = self.host
         self._anchor = self._current = (pointer.x, pointer.y)
         self._anchor_widget = (pointer.wx, pointer.wy)
@@ -122,6 +142,7 @@ class SelectTool(BaseTool):
         self._mode = _Mode.IDLE
 
     def cancel(self) -> None:
+        self.commit_nudge()  # a nudge is done as it is shown: what is dropped is a drag
         if self._mode is _Mode.MOVING:
             self.host.set_lifted({})
         elif self._mode is _Mode.MARQUEE:
@@ -134,6 +155,9 @@ class SelectTool(BaseTool):
 
     def key_press(self, event: QKeyEvent) -> bool:
         key = event.key()
+        if key in _ARROWS:
+            return self._nudged(_ARROWS[key], event)
+        self.commit_nudge()
         if key in (Qt.Key.Key_Delete, Qt.Key.Key_Backspace):
             self.erase_selection()
             return True
@@ -144,6 +168,40 @@ class SelectTool(BaseTool):
                 self.host.set_selection(())
             return True
         return False
+
+    def _nudged(self, direction: tuple[float, float], event: QKeyEvent) -> bool:
+        host = self.host
+        if not host.selection or self._mode is not _Mode.IDLE:
+            return False  # nothing to nudge, or a drag in progress: the key is not ours
+        if host.selection != self._nudged_ids:
+            self.commit_nudge()  # the selection changed since (Ctrl+A, or erased by others)
+            self._nudged_ids = host.selection
+        shift = bool(event.modifiers() & Qt.KeyboardModifier.ShiftModifier)
+        step = NUDGE_STEP_SHIFT if shift else NUDGE_STEP
+        self._nudge = (self._nudge[0] + direction[0] * step, self._nudge[1] + direction[1] * step)
+        host.set_lifted(dict.fromkeys(self._nudged_ids, 1.0), *self._nudge)
+        self._nudge_timer.start()
+        return True
+
+    def settle(self) -> None:
+        self.commit_nudge()
+
+    def commit_nudge(self) -> None:
+        """Send the arrow keys' move now, as one op (and one undo step)."""
+        self._nudge_timer.stop()
+        dx, dy = self._nudge
+        if not (dx or dy):
+            return
+        self._nudge = (0.0, 0.0)
+        host = self.host
+        targets = [i for i in self._nudged_ids if host.scene.get(i) is not None]
+        if targets:
+            # Sent before the objects are put back, so they never show at their old place.
+            ops = move_ops(targets, dx, dy, host.next_op_id, host.max_payload)
+            for op in ops:
+                host.send(op)
+            host.end_gesture([op.id for op in ops])
+        host.set_lifted({})
 
     def erase_selection(self) -> None:
         host = self.host
