@@ -180,6 +180,15 @@ def export_svg(
     """
     path = Path(path)
     area = _checked_area(path, board, area)
+    data, size = svg_bytes(board, area, title, path)
+    _write(path, data)
+    return Exported(path, ExportFormat.SVG, area, size.width(), size.height(), 1.0)
+
+
+def svg_bytes(
+    board: Board, area: QRectF, title: str = "", path: Path | None = None
+) -> tuple[bytes, QSize]:
+    """``area`` of ``board`` as an SVG document (see :func:`export_svg`), and its size."""
     data = QByteArray()
     buffer = QBuffer(data)
     buffer.open(QIODevice.OpenModeFlag.WriteOnly)
@@ -194,8 +203,7 @@ def export_svg(
     generator.setDescription(f"Exported by whiteboard {__version__}")
     _with_painter(generator, lambda painter: _paint(painter, board, area, 1.0), path)
     buffer.close()
-    _write(path, bytes(data.data()))
-    return Exported(path, ExportFormat.SVG, area, size.width(), size.height(), 1.0)
+    return bytes(data.data()), size
 
 
 def export_pdf(

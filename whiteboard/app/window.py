@@ -28,6 +28,7 @@ from whiteboard.app.about import add_help_menu, sample_recording
 from whiteboard.app.attention import WindowPointers
 from whiteboard.app.board_files import BoardFiles
 from whiteboard.app.canvas import BoardCanvas
+from whiteboard.app.clipboard import BoardClipboard
 from whiteboard.app.collector import FreezeSchedule, thaw_when_gone
 from whiteboard.app.health import SessionHealth
 from whiteboard.app.history import History
@@ -183,6 +184,9 @@ class MainWindow(QMainWindow):
         ):
             self.statusBar().addPermanentWidget(label)
         self._build_toolbar()
+        self.clipboard = BoardClipboard(  # copy, cut, paste, duplicate (the Edit menu)
+            self, self.canvas, lambda: self.replica.board, self.state_view.tell
+        )
         self._build_menus()
         title = "Whiteboard"
         self.setWindowTitle(f"{title} — {display_name}" if display_name else title)
@@ -380,6 +384,7 @@ class MainWindow(QMainWindow):
         delete.setToolTip("Delete selection (Delete)")
         edit.addActions([self.undo_action, self.redo_action])
         edit.addSeparator()
+        edit.addActions(self.clipboard.actions)
         edit.addActions([select_all, delete])
         edit.addSeparator()
         edit.addAction(self.clear_action)

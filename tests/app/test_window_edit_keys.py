@@ -1,6 +1,6 @@
-"""Nudging with the arrow keys in real windows, on RMP and on MTP over loopback multicast: a
-run of nudges reaches the other member as one move, and an undo right after a nudge undoes
-that nudge (it is sent first), with equal boards on both sides."""
+"""Editing from the keyboard in real windows, on RMP and on MTP over loopback multicast: a
+run of arrow-key nudges reaches the other member as one move, an undo right after a nudge
+undoes that nudge (it is sent first), and Ctrl+D duplicates; equal boards on both sides."""
 
 from __future__ import annotations
 
@@ -74,4 +74,8 @@ def test_a_nudged_rectangle_moves_for_both_and_undo_takes_the_last_nudge_back(
     QTest.keySequence(alice, "Ctrl+Z")  # at once: the nudge goes first, then its undo
     qtbot.waitUntil(lambda: kinds(alice) == kinds(bob) == EDITS, timeout=WAIT_MS)
     assert (only(alice).dx, only(alice).dy) == (only(bob).dx, only(bob).dy) == moved
+    assert alice.replica.board.hash() == bob.replica.board.hash()
+
+    QTest.keySequence(alice, "Ctrl+D")  # a copy beside it: a new rectangle for both
+    qtbot.waitUntil(lambda: kinds(alice) == kinds(bob) == [*EDITS, OpKind.RECT], timeout=WAIT_MS)
     assert alice.replica.board.hash() == bob.replica.board.hash()
