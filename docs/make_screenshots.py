@@ -24,9 +24,9 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
 from PySide6.QtCore import QEvent, QEventLoop, QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QGuiApplication, QMouseEvent
+from PySide6.QtGui import QCursor, QGuiApplication, QMouseEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication, QWidget
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from whiteboard.app.about import show_about
 from whiteboard.app.identity import application
@@ -240,6 +240,21 @@ def main_window(net: NetConfig) -> None:
     ada.canvas.set_tool(ToolKind.SELECT)
     drag(ada, [(60, 70), (300, 190), (620, 190)])  # rubber band around the two boxes
     shoot(ada, "selection")
+    # Ada copies the two boxes and pastes them under her pointer; the Edit menu says how.
+    drawn = len(ada.replica.board)
+    copied = len(ada.canvas.selection)
+    ada.clipboard.copy()
+    QCursor.setPos(ada.canvas.mapToGlobal(QPoint(420, 390)))
+    ada.clipboard.paste()
+    wait_for(lambda: len(ada.replica.board) == drawn + copied, "the pasted boxes")
+    bar = ada.menuBar()
+    [edit] = [action for action in bar.actions() if action.text() == "&Edit"]
+    menu = edit.menu()
+    assert isinstance(menu, QMenu)
+    menu.popup(bar.mapToGlobal(bar.actionGeometry(edit).bottomLeft()))
+    settle()
+    shoot(ada, "clipboard")
+    menu.hide()
     about = show_about(ada)  # Help > About Whiteboard
     settle()
     shoot(about, "about-box")
