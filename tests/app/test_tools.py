@@ -246,6 +246,28 @@ def test_text_is_typed_in_place_and_committed_with_enter(qtbot: QtBot) -> None:
     assert tool.editor is None and session.gestures == [[label.id]]
 
 
+def test_a_text_stops_growing_where_one_drawing_is_full(qtbot: QtBot) -> None:
+    """Typing or pasting past what one datagram carries is refused in the editor (before,
+    the text was lost when it could not be sent)."""
+    session = Session(qtbot)
+    canvas = session.canvas
+    canvas.max_payload = 120
+    canvas.set_tool(ToolKind.TEXT)
+    QTest.mouseClick(canvas, LEFT, NONE, QPoint(100, 60))
+    tool = canvas.active_tool
+    assert isinstance(tool, TextTool) and tool.editor is not None
+    editor = tool.editor
+    QTest.keyClicks(editor, "x" * 200)  # typed: each key that still fits is taken
+    kept = editor.text()
+    assert 10 < len(kept) < 120 and kept == "x" * len(kept)
+    editor.insert("more than fits")  # as a paste does: refused whole
+    assert editor.text() == kept
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    label = only_object(session)
+    assert isinstance(label, Text) and label.text == kept
+    assert len(encode_op(label)) <= 120
+
+
 def test_text_escape_cancels_and_a_click_elsewhere_commits(qtbot: QtBot) -> None:
     session = Session(qtbot)
     canvas = session.canvas

@@ -6,15 +6,20 @@ colour at the current zoom, so what one types looks like what will be drawn.
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import QPoint, Qt, Signal
 from PySide6.QtGui import QKeyEvent, QPalette
-from PySide6.QtWidgets import QLineEdit, QWidget
+from PySide6.QtWidgets import QApplication, QLineEdit, QToolTip, QWidget
 
 from whiteboard.app.render import colour, text_font
 from whiteboard.app.strokes import clamp_point
 from whiteboard.app.tools.base import BaseTool, Pointer, ToolHost, ToolKind
-from whiteboard.board import Text
+from whiteboard.board import OpId, Text, encode_op
 from whiteboard.board.ops import MAX_TEXT_CHARS
+
+# The largest id an op of ours may have: a text that fits with it fits with any.
+_WIDEST_ID = OpId(2**32 - 1, 2**63 - 1)
 
 
 class TextEditor(QLineEdit):
@@ -22,8 +27,12 @@ class TextEditor(QLineEdit):
 
     cancelled = Signal()
 
-    def __init__(self, parent: QWidget) -> None:
+    def __init__(self, parent: QWidget, fits: Callable[[str], bool] | None = None) -> None:
         super().__init__(parent)
+        # Whether a text still fits in one drawing (one datagram): typing or pasting past
+        # that is refused here, where the person sees it, not when the drawing is sent.
+        self._fits = fits
+        self._kept = ("", 0)  # the last text that fitted, and where the cursor was
         self.setFrame(False)
         self.setMaxLength(MAX_TEXT_CHARS)
         self.setTextMargins(0, 0, 0, 0)
@@ -31,6 +40,7 @@ class TextEditor(QLineEdit):
         # Transparent: the board shows through around the letters, as it will once drawn.
         self.setAttribute(Qt.WidgetAttribute.WA_TranslucentBackground)
         self.setStyleSheet("QLineEdit { background: transparent; padding: 0px; }")
+        self.textChanged.connect(self._check)
         self.textChanged.connect(self.fit)
 
     def keyPressEvent(self, event: QKeyEvent) -> None:
@@ -39,6 +49,22 @@ class TextEditor(QLineEdit):
             self.cancelled.emit()
             return
         super().keyPressEvent(event)
+
+    def _check(self, text: str) -> None:
+        if self._fits is None or self._fits(text):
+            self._kept = (text, self.cursorPosition())
+            return
+        kept, cursor = self._kept
+        self.blockSignals(True)
+        self.setText(kept)
+        self.setCursorPosition(cursor)
+        self.blockSignals(False)
+        QApplication.beep()
+        QToolTip.showText(
+            self.mapToGlobal(QPoint(0, self.height())),
+            f"A text holds no more here ({len(kept):,} characters): start another one",
+            self,
+        )
 
     def fit(self) -> None:
         """As wide as the text and a little more, so it never scrolls."""
@@ -70,7 +96,13 @@ class TextTool(BaseTool):
         self._at = clamp_point(x, y)
         self._colour = self.host.colour
         self._font_size = self.host.font_size
-        editor = TextEditor(self.host.widget())
+        x, y, colour_, size, limit = *self._at, self._colour, self._font_size, self.host.max_payload
+
+        def fits(text: str) -> bool:
+            op = Text(_WIDEST_ID, x, y, text or " ", colour_, size)
+            return len(encode_op(op)) <= limit
+
+        editor = TextEditor(self.host.widget(), fits)
         editor.returnPressed.connect(self.commit)
         editor.cancelled.connect(self.cancel)
         self.editor = editor
