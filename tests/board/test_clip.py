@@ -19,6 +19,7 @@ from whiteboard.board.clip import (
     decode_clip,
     encode_clip,
     placed,
+    shown,
     text_that_fits,
 )
 from whiteboard.board.ops import MAX_COORD, Erase
@@ -40,11 +41,17 @@ def new_ids() -> OpId:
 def test_a_copy_carries_each_object_where_it_is_shown() -> None:
     stroke = Stroke(OpId(1, 1), (0.0, 0.0, 10.0, 5.0), 0xFF000000, 2.0)
     rect = Shape(OpId(1, 2), OpKind.RECT, 0.0, 0.0, 20.0, 20.0, 0xFF0000FF, 1.0)
-    clip = encode_clip([BoardObject(stroke, 3.0, 4.0), BoardObject(rect)])
+    clip = encode_clip(shown([BoardObject(stroke, 3.0, 4.0), BoardObject(rect)]))
     assert decode_clip(clip) == [
         Stroke(OpId(1, 1), (3.0, 4.0, 13.0, 9.0), 0xFF000000, 2.0),
         rect,
     ]
+
+
+def test_an_object_moved_past_the_edge_of_the_board_is_refused_not_raised() -> None:
+    line = Shape(OpId(1, 1), OpKind.LINE, 0.0, 0.0, 100.0, 0.0, 1, 1.0)
+    with pytest.raises(ClipError, match="beyond the edge of the board"):
+        shown([BoardObject(line, MAX_COORD, 0.0)])  # a Move may take it there (|dx| <= 2e7)
 
 
 def test_a_paste_makes_new_drawings_centred_where_asked() -> None:
@@ -85,7 +92,7 @@ def style(op: Stroke | Shape | Text) -> tuple[object, ...]:
 def test_any_copy_pastes_as_the_same_drawings_moved_together(
     ops: list[Stroke | Shape | Text], x: float, y: float
 ) -> None:
-    copied = decode_clip(encode_clip(BoardObject(op) for op in ops))
+    copied = decode_clip(encode_clip(shown(BoardObject(op) for op in ops)))
     assert copied == ops
     try:
         pasted = placed(copied, (x, y), new_ids, text_rect)
@@ -120,7 +127,7 @@ def test_what_is_not_a_clip_of_ours_says_what_is_wrong(data: bytes, says: str) -
 
 
 valid_clips = st.lists(drawings, max_size=4).map(
-    lambda ops: encode_clip(BoardObject(op) for op in ops)
+    lambda ops: encode_clip(shown(BoardObject(op) for op in ops))
 )
 
 

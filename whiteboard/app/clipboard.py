@@ -18,15 +18,17 @@ from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.export import render_image, svg_bytes
-from whiteboard.app.render import bounds, text_box
+from whiteboard.app.render import text_box
 from whiteboard.app.tools import ToolKind
 from whiteboard.board import Board, BoardObject, DrawingOp, OpId, Text
 from whiteboard.board.clip import (
     CLIP_MIME,
     ClipError,
+    bounds_of,
     decode_clip,
     encode_clip,
     placed,
+    shown,
     text_that_fits,
 )
 
@@ -82,16 +84,17 @@ class BoardClipboard(QObject):
         if not objects:
             return False
         try:
-            clip = encode_clip(objects)
+            ops = shown(objects)
+            clip = encode_clip(ops)
         except ClipError as exc:
             self._tell(f"Could not copy: {exc}")
             return False
         mime = QMimeData()
         mime.setData(CLIP_MIME, clip)
-        picture, area = _board_of(objects)
+        picture, area = _picture_of(ops)
         mime.setImageData(render_image(picture, area))
         mime.setData(SVG_MIME, svg_bytes(picture, area)[0])
-        texts = [obj.op.text for obj in objects if isinstance(obj.op, Text)]
+        texts = [op.text for op in ops if isinstance(op, Text)]
         if texts:
             mime.setText("\n".join(texts))
         clipboard = QGuiApplication.clipboard()
@@ -128,10 +131,10 @@ class BoardClipboard(QObject):
         objects = self._selected()
         if not objects:
             return
-        x0, y0, x1, y1 = _union(objects)
-        centre = ((x0 + x1) / 2 + DUPLICATE_OFFSET, (y0 + y1) / 2 + DUPLICATE_OFFSET)
         try:
-            ops = decode_clip(encode_clip(objects))
+            ops = shown(objects)
+            x0, y0, x1, y1 = bounds_of(ops, text_box)
+            centre = ((x0 + x1) / 2 + DUPLICATE_OFFSET, (y0 + y1) / 2 + DUPLICATE_OFFSET)
             self._send(placed(ops, centre, self._canvas.next_op_id, text_box))
         except ClipError as exc:
             self._tell(f"Could not duplicate: {exc}")
@@ -178,24 +181,12 @@ class BoardClipboard(QObject):
         canvas.set_selection(ids)
 
 
-def _union(objects: Sequence[BoardObject]) -> tuple[float, float, float, float]:
-    boxes = [bounds(obj.op) for obj in objects]
-    dx = [obj.dx for obj in objects]
-    dy = [obj.dy for obj in objects]
-    return (
-        min(b[0] + x for b, x in zip(boxes, dx, strict=True)),
-        min(b[1] + y for b, y in zip(boxes, dy, strict=True)),
-        max(b[2] + x for b, x in zip(boxes, dx, strict=True)),
-        max(b[3] + y for b, y in zip(boxes, dy, strict=True)),
-    )
-
-
-def _board_of(objects: Sequence[BoardObject]) -> tuple[Board, QRectF]:
-    """The objects alone on a board of their own, and the area around them: what a picture
+def _picture_of(ops: Sequence[DrawingOp]) -> tuple[Board, QRectF]:
+    """The drawings alone on a board of their own, and the area around them: what a picture
     of the selection shows (not what else lies under it)."""
     picture = Board()
-    for index, op in enumerate(decode_clip(encode_clip(objects)), start=1):
+    for index, op in enumerate(ops, start=1):
         picture.apply((index,), op)
-    x0, y0, x1, y1 = _union(objects)
+    x0, y0, x1, y1 = bounds_of(ops, text_box)
     margin = 4.0
     return picture, QRectF(x0 - margin, y0 - margin, x1 - x0 + 2 * margin, y1 - y0 + 2 * margin)

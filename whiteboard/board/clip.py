@@ -45,13 +45,21 @@ class ClipError(ValueError):
     """Bytes that are not a clip of ours, or objects that cannot be placed; says which."""
 
 
-def encode_clip(objects: Iterable[BoardObject]) -> bytes:
-    """The objects as the clipboard carries them: each drawing where it is shown (its offset
-    applied), in board order, ids kept (a paste gives new ones)."""
-    ops = [encode_op(translated(obj.op, obj.dx, obj.dy)) for obj in objects]
+def shown(objects: Iterable[BoardObject]) -> list[DrawingOp]:
+    """Each object's drawing where it is shown (its offset applied): what a copy carries and
+    a picture of the selection shows. ClipError if one was moved past the board's range."""
+    try:
+        return [translated(obj.op, obj.dx, obj.dy) for obj in objects]
+    except InvalidOpError as exc:
+        raise ClipError(f"an object lies beyond the edge of the board ({exc})") from None
+
+
+def encode_clip(ops: Sequence[DrawingOp]) -> bytes:
+    """The drawings as the clipboard carries them (``shown`` gives them for objects), in
+    board order, ids kept (a paste gives new ones)."""
     if len(ops) > MAX_CLIP_OBJECTS:
         raise ClipError(f"{len(ops):,} objects are more than can be copied ({MAX_CLIP_OBJECTS:,})")
-    data: bytes = msgpack.packb([CLIP_MAGIC, CLIP_VERSION, ops])
+    data: bytes = msgpack.packb([CLIP_MAGIC, CLIP_VERSION, [encode_op(op) for op in ops]])
     return data
 
 
@@ -169,6 +177,7 @@ __all__ = [
     "decode_clip",
     "encode_clip",
     "placed",
+    "shown",
     "text_that_fits",
     "translated",
 ]
