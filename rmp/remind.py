@@ -114,17 +114,21 @@ class Reminder:
         self._confirm_cursor += len(chosen)
         return [*marker, *(Confirm(to_wire(s.last_valid), s.ident) for s in chosen)], chosen
 
+    def control_confirms(self) -> tuple[Confirm, ...]:
+        """The confirmations we owe, as many as a control packet of ours holds (its header and
+        Source option, then Confirms): for a keepalive or a farewell."""
+        confirms, _ = self.confirm_options(self._s.max_packet - HEADER_SIZE - SOURCE_SIZE)
+        return tuple(confirms)
+
     def farewell(self, now: float) -> None:
         """We leave: what we hold of each station's, in one multicast control packet, so that
         no emitter goes on reminding a member that is gone of a packet it had (RMP has no
         leave message; before this, a group leaving together reminded each other ten times
         over). §2.3 lets confirmations ride in control packets; the emitters count them.
         [extension, docs/rmp.md]"""
-        s = self._s
-        confirms, _ = self.confirm_options(s.max_packet - HEADER_SIZE - SOURCE_SIZE)
+        confirms = self.control_confirms()
         if confirms:
-            s.send_control(tuple(confirms), None, now)
-            s.counters["confirms_sent"] += 1
+            self._s.send_control(confirms, None, now)
 
     def _resumption_marker(self) -> list[Confirm]:
         """§2.8: a member that restarted resumes its S_n from a join answer; a station that

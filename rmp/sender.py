@@ -225,5 +225,4 @@ class Sender:
             return
         # Extension: RMP is silent when idle, so a periodic control packet (our confirmations,
         # and our S_n in its header) keeps us known alive and lets others see a lost last packet.
-        confirms, _ = self._reminder.confirm_options(self._s.max_packet - 16)
-        s.send_control(tuple(confirms), None, now)
+        s.send_control(self._reminder.control_confirms(), None, now)
