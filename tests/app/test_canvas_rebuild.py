@@ -416,7 +416,7 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
         board = board_after(ops, count)
         before = {item.id: item for item in scene.items()}
         if as_objects:
-            gone, new = scene.update((), board.objects(), board.key)
+            gone, new = scene.update((), board.objects(), board.z_order)
         else:
             gone, new = scene.update(expected(board))
         assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(board)
@@ -424,18 +424,18 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
         check_index(scene)
     # The same board again: nothing changes, every item is the one shown before.
     board = board_after(ops, 500)
-    scene.update((), board.objects(), board.key)
+    scene.update((), board.objects(), board.z_order)
     items = {item.id: item for item in scene.items()}
-    assert scene.update((), board.objects(), board.key) == ([], [])
+    assert scene.update((), board.objects(), board.z_order) == ([], [])
     assert all(scene.get(op_id) is item for op_id, item in items.items())
     # Back to an earlier board and forth again (a replay's keyframe copies share objects):
     # the items shown then are shown again, not made anew, and filed where they are.
     earlier = board.copy()
     earlier.apply((10**12, 7, 1), Clear(OpId(7, 10**6)))
     shown_then = {item.id: item for item in scene.items()}
-    gone, new = scene.update((), earlier.objects(), earlier.key)
+    gone, new = scene.update((), earlier.objects(), earlier.z_order)
     assert scene.items() == [] and len(gone) == len(shown_then)
-    gone, new = scene.update((), board.objects(), board.key)
+    gone, new = scene.update((), board.objects(), board.z_order)
     assert gone == [] and len(new) == len(shown_then)
     assert all(scene.get(op_id) is item for op_id, item in shown_then.items())
     check_index(scene)
@@ -445,21 +445,21 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     author = target.id.author
     moved = board.copy()
     moved.apply((10**12, author, 1), Move(OpId(author, 10**6), (target.id,), 30.0, -7.0))
-    gone, new = scene.update((), moved.objects(), moved.key)
+    gone, new = scene.update((), moved.objects(), moved.z_order)
     assert [i.id for i in new] == [target.id] and [i.id for i in gone] == [target.id]
     item = scene.get(target.id)
     assert item is not None and (item.dx, item.dy) == (target.dx + 30.0, target.dy - 7.0)
     assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(moved)
     # Kept items that come back shown otherwise (moved meanwhile) are replaced, and leave
     # the index.
-    scene.update((), earlier.objects(), earlier.key)
-    gone, new = scene.update((), moved.objects(), moved.key)
+    scene.update((), earlier.objects(), earlier.z_order)
+    gone, new = scene.update((), moved.objects(), moved.z_order)
     assert gone == [] and {i.id for i in new} == {o.id for o in moved.objects()}
     assert scene.get(target.id) is item and item.shown
     check_index(scene)
     # A state loaded: equal objects, ops decoded anew: every item replaced, none kept stale.
     loaded = Board.from_snapshot(moved.snapshot())
-    gone, new = scene.update((), loaded.objects(), loaded.key)
+    gone, new = scene.update((), loaded.objects(), loaded.z_order)
     assert {i.id for i in new} == {i.id for i in gone} == {o.id for o in loaded.objects()}
     assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(loaded)
     # Objects added and taken away by the live canvas's own path after a jump.
@@ -495,7 +495,7 @@ def test_drawings_kept_ahead_are_shown_by_their_items_when_a_jump_reaches_them(
     kept = dict(scene._retired)
     for count in (200, 400, 120, 260):
         board = board_after(ops, count)
-        scene.update((), board.objects(), board.key)
+        scene.update((), board.objects(), board.z_order)
         for item in scene.items():
             # The first time, each unmoved drawing is shown by its item kept ahead.
             assert item is kept[item.id] or count != 200 or item.dx != 0.0 or item.dy != 0.0
@@ -515,7 +515,7 @@ def test_items_kept_past_the_limit_leave_the_index(
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
     for count in (100, 20, 250, 0, 299, 301, 120, 400, 60):
         board = board_after(ops, count)
-        scene.update((), board.objects(), board.key)
+        scene.update((), board.objects(), board.z_order)
         assert len(scene._retired) <= 40
         assert [(i.op, i.dx, i.dy) for i in scene.items()] == [
             (o.op, o.dx, o.dy) for o in board.objects()
@@ -550,7 +550,7 @@ def test_any_mix_of_scene_operations_keeps_the_index_exact(
         objects = board.objects()
         roll = rng.random()
         if roll < 0.35:
-            scene.update((), objects, board.key)
+            scene.update((), objects, board.z_order)
         elif roll < 0.5:  # with pending moves: shown as given
             nudge = rng.choice([0.0, 5.0])
             scene.update([(o.op, o.dx + nudge, o.dy, (board.key(o.id), o.id)) for o in objects])

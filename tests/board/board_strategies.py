@@ -7,6 +7,7 @@ hold the real board to it.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterable
 
@@ -24,11 +25,14 @@ from whiteboard.board import (
     OpKind,
     OrderKey,
     Redo,
+    Reorder,
+    Restyle,
     Shape,
     Stroke,
     Text,
     Tool,
     Undo,
+    ZPlace,
     encode_op,
 )
 
@@ -94,6 +98,16 @@ ops_by_kind: dict[str, st.SearchStrategy[Op]] = {
     "clear": st.builds(Clear, id=op_ids),
     "undo": st.builds(Undo, id=op_ids, target=op_ids),
     "redo": st.builds(Redo, id=op_ids, target=op_ids),
+    "restyle": st.builds(
+        Restyle,
+        id=op_ids,
+        targets=target_lists,
+        colour=st.none() | colours,
+        width=st.none() | widths,
+        fill=st.none() | colours,
+        opacity=st.integers(0, 255),  # one field at least
+    ),
+    "reorder": st.builds(Reorder, id=op_ids, targets=target_lists, place=st.sampled_from(ZPlace)),
 }
 any_op: st.SearchStrategy[Op] = st.one_of(*ops_by_kind.values())
 
@@ -112,6 +126,7 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
     count = draw(st.integers(1, max_ops))
     counters = {1: 0, 2: 0, 3: 0}
     ops: list[Op] = []
+    op: Op
     for _ in range(count):
         author = draw(st.sampled_from((1, 2, 3)))
         op_id = OpId(author, counters[author])
@@ -121,7 +136,9 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
         pool = [*earlier, OpId(9, 999)]
         kind = draw(
             st.sampled_from(
-                ("draw",) * 5 + ("erase", "move", "move", "clear", "undo", "undo", "redo", "redo")
+                ("draw",) * 5
+                + ("erase", "move", "move", "clear", "undo", "undo", "redo", "redo")
+                + ("restyle", "restyle", "front", "back")
             )
         )
         if kind == "draw" or not earlier:
@@ -129,8 +146,10 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
             # float variety is exercised by the moves and by the codec tests.
             seed = draw(st.integers(0, 2**20))
             x, y = float(seed % 1000), float(seed // 1000) / 4.0
-            if seed % 3:
-                op: Op = Stroke(op_id, (x, y, x + 5.5, y + 1.25), 0xFF000000 + seed % 7, 2.0)
+            if seed % 5 == 1:
+                op = Text(op_id, x, y, "words", 0xFF000000 + seed % 7, 12.0)
+            elif seed % 3:
+                op = Stroke(op_id, (x, y, x + 5.5, y + 1.25), 0xFF000000 + seed % 7, 2.0)
             else:
                 kind_of_shape = SHAPE_KINDS[seed % 4]
                 op = Shape(op_id, kind_of_shape, x, y, y, x, 0xFF0000FF, 1.0)
@@ -142,6 +161,25 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
                 op = Erase(op_id, targets)
             else:
                 op = Move(op_id, targets, draw(small_deltas), draw(small_deltas))
+        elif kind == "restyle":
+            targets = tuple(
+                draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
+            )
+            # Each field set or not, so that concurrent restyles overlap in some fields only.
+            colour, width, fill, opacity = draw(
+                st.tuples(
+                    st.none() | st.sampled_from((0xFF112233, 0x80445566)),
+                    st.none() | st.sampled_from((1.5, 7.0)),
+                    st.none() | st.sampled_from((0, 0x40AABBCC)),
+                    st.none() | st.sampled_from((0, 99, 255)),
+                ).filter(lambda fields: fields != (None, None, None, None))
+            )
+            op = Restyle(op_id, targets, colour, width, fill, opacity)
+        elif kind in ("front", "back"):
+            targets = tuple(
+                draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
+            )
+            op = Reorder(op_id, targets, ZPlace.FRONT if kind == "front" else ZPlace.BACK)
         elif kind == "clear":
             op = Clear(op_id)
         else:
@@ -179,9 +217,45 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
                 if target in objects:
                     objects[target][1] += op.dx
                     objects[target][2] += op.dy
+        elif isinstance(op, Restyle):
+            for target in op.targets:
+                if target in objects:
+                    objects[target][0] = _restyled_by_the_book(objects[target][0], op)
+        elif isinstance(op, Reorder):
+            # To the front: above everything there now, in the order they were; to the back:
+            # below everything, likewise.
+            moved = {t: objects.pop(t) for t in list(objects) if t in op.targets}
+            if op.place is ZPlace.FRONT:
+                objects.update(moved)
+            else:
+                objects = moved | objects
         elif isinstance(op, Clear):
             objects.clear()
     return [BoardObject(op, dx, dy) for op, dx, dy in objects.values()]
+
+
+def _restyled_by_the_book(op: Op, restyle: Restyle) -> Op:
+    """docs/board-model.md's RESTYLE, field by field."""
+    fields: dict[str, object] = {}
+    if restyle.colour is not None:
+        fields["colour"] = restyle.colour
+    if restyle.width is not None and not isinstance(op, Text):
+        fields["width"] = restyle.width
+    if restyle.fill is not None and isinstance(op, Shape):
+        fields["fill"] = restyle.fill
+    if restyle.opacity is not None:
+        alpha = restyle.opacity << 24
+        colour = fields.get("colour", op.colour)  # type: ignore[union-attr]
+        fields["colour"] = alpha | (colour & 0xFFFFFF)  # type: ignore[operator]
+        fill = fields.get("fill", getattr(op, "fill", 0))
+        if isinstance(op, Shape) and fill:
+            fields["fill"] = alpha | (fill & 0xFFFFFF)  # type: ignore[operator]
+    return dataclasses.replace(op, **fields)  # type: ignore[type-var]
+
+
+def shown(objects: Iterable[BoardObject]) -> list[tuple[Op, float, float]]:
+    """What objects show, in z-order: the reference has no z-orders, only an order."""
+    return [(obj.op, obj.dx, obj.dy) for obj in objects]
 
 
 def reference_hash(objects: Iterable[BoardObject]) -> str:

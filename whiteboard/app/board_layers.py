@@ -160,7 +160,7 @@ class BoardLayers:
         self._recent_timer.stop()
         if objects:
             op_id = objects[-1].op.id
-            self._tile_top = (board.key(op_id), op_id)
+            self._tile_top = board.z_order(op_id)
         else:
             self._tile_top = None
         if edits.changes_delivered:
@@ -168,7 +168,7 @@ class BoardLayers:
         else:
             # The usual case, and a replay's: the board's objects as they are, then the
             # pending drawings.
-            gone, new = scene.update(edits.shown_pending(board), objects, board.key)
+            gone, new = scene.update(edits.shown_pending(board), objects, board.z_order)
         self._forget_paths(itertools.chain(gone, scene.take_let_go()))
         lifted = edits.lifted
         if old_top is None:

@@ -5,7 +5,9 @@ delivers them back, as every other board does. Until then an op is *pending*, an
 must see it as done, or the board blinks for a round trip: a pending drawing is painted above
 every delivered object, a pending move shows its objects moved, a pending erase hides them. A
 tool also *lifts* objects while a gesture is under way (the eraser dims what it will erase,
-select drags what it moves): they are shown at an opacity, moved by the drag.
+select drags what it moves): they are shown at an opacity, moved by the drag. A pending
+restyle shows its objects restyled; a pending reorder changes nothing until it is delivered
+(a round trip: RMP's few milliseconds, an MTP token's tens).
 
 When the session ends with ops still pending, they are not dropped: they are *undelivered*,
 kept and shown dimmed (:data:`UNDELIVERED_OPACITY`) until the next session sends them again
@@ -33,10 +35,13 @@ from whiteboard.board import (
     Move,
     Op,
     OpId,
+    Restyle,
     Shape,
     Stroke,
+    TargetedOp,
     Text,
 )
+from whiteboard.board.edits import restyled
 from whiteboard.board.geometry import Rect
 
 if TYPE_CHECKING:
@@ -54,14 +59,14 @@ def targets(op: Op) -> tuple[OpId, ...]:
     """The objects whose showing an op changes while it is pending."""
     if isinstance(op, Stroke | Shape | Text):
         return (op.id,)
-    if isinstance(op, Erase | Move):
+    if isinstance(op, TargetedOp):
         return op.targets
     return ()
 
 
 def is_pending_order(order: ZOrder) -> bool:
     """Whether a z-order is a pending drawing's (see :data:`PENDING_FIRST`)."""
-    return order[0][0] == PENDING_FIRST
+    return order[0][:1] == (PENDING_FIRST,)  # a BACK z-order starts with ()
 
 
 class LocalEdits:
@@ -76,6 +81,7 @@ class LocalEdits:
         # Derived from _pending (see _recount), so that showing an object is a lookup.
         self._erasing: Counter[OpId] = Counter()  # targets of pending erases
         self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
+        self._restyling: dict[OpId, list[Restyle]] = {}  # pending restyles, in the order sent
         self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
         # Pending ops a session ended without delivering back: kept, shown dimmed, sent again.
         self._undelivered: set[OpId] = set()
@@ -98,8 +104,9 @@ class LocalEdits:
 
     @property
     def changes_delivered(self) -> bool:
-        """Whether a pending erase or move changes how delivered objects are shown."""
-        return bool(self._erasing or self._moving)
+        """Whether a pending erase, move or restyle changes how delivered objects are
+        shown."""
+        return bool(self._erasing or self._moving or self._restyling)
 
     def pending(self, op_id: OpId) -> Op | None:
         return self._pending.get(op_id)
@@ -123,9 +130,9 @@ class LocalEdits:
         self._pending_seq.pop(op_id, None)
         self._undelivered.discard(op_id)
         self._sent_again.discard(op_id)
-        if isinstance(op, Erase | Move):
-            # Only these change _erasing and _moving: a drawing withdrawn leaves them as
-            # they are, and a recount is a pass over every pending op.
+        if isinstance(op, Erase | Move | Restyle):
+            # Only these change what _recount derives: a drawing withdrawn leaves it as it
+            # is, and a recount is a pass over every pending op.
             self._recount()
         return op
 
@@ -167,6 +174,7 @@ class LocalEdits:
     def _recount(self) -> None:
         erasing: Counter[OpId] = Counter()
         moving: dict[OpId, tuple[float, float]] = {}
+        restyling: dict[OpId, list[Restyle]] = {}
         for op in self._pending.values():
             if isinstance(op, Erase):
                 erasing.update(op.targets)
@@ -174,8 +182,12 @@ class LocalEdits:
                 for target in op.targets:
                     mx, my = moving.get(target, (0.0, 0.0))
                     moving[target] = (mx + op.dx, my + op.dy)
+            elif isinstance(op, Restyle):
+                for target in op.targets:
+                    restyling.setdefault(target, []).append(op)
         self._erasing = erasing
         self._moving = moving
+        self._restyling = restyling
 
     # -- what is shown ----------------------------------------------------------------------
 
@@ -197,7 +209,7 @@ class LocalEdits:
         if obj is not None:
             op = obj.op
             dx, dy = obj.dx, obj.dy
-            order: ZOrder = (board.key(op_id), op_id)
+            order: ZOrder = board.z_order(op_id)
         else:
             pending = self._pending.get(op_id)
             if not isinstance(pending, Stroke | Shape | Text):
@@ -208,13 +220,18 @@ class LocalEdits:
         if moved is not None:
             dx += moved[0]
             dy += moved[1]
-        return op, dx, dy, order
+        return self._restyled(op), dx, dy, order
+
+    def _restyled(self, op: DrawingOp) -> DrawingOp:
+        for restyle in self._restyling.get(op.id, ()):
+            op = restyled(op, restyle)
+        return op
 
     def shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:
         """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
         erases and moves leave them, then the pending drawings."""
-        key = board.key
-        erasing, moving = self._erasing, self._moving
+        z_order = board.z_order
+        erasing, moving, restyling = self._erasing, self._moving, self._restyling
         for obj in objects:
             op = obj.op
             op_id = op.id
@@ -225,7 +242,9 @@ class LocalEdits:
             if moved is not None:
                 dx += moved[0]
                 dy += moved[1]
-            yield op, dx, dy, (key(op_id), op_id)
+            if op_id in restyling:
+                op = self._restyled(op)
+            yield op, dx, dy, z_order(op_id)
         yield from self.shown_pending(board)
 
     def shown_pending(self, board: Board) -> Iterator[Shown]:

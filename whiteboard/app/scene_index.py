@@ -23,7 +23,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 
 from whiteboard.app.view import rect_contains, rect_intersects, rect_translated, rect_union
-from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, OrderKey, Shape, Stroke
+from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, Shape, Stroke
+from whiteboard.board.edits import ZOrder
 from whiteboard.board.geometry import (
     ARROW_HEAD_ANGLE,
     Rect,
@@ -204,8 +205,9 @@ def enclosed(selection: Rect, bounds: Rect, dx: float, dy: float) -> bool:
 
 # -- the objects on screen, by place -------------------------------------------------------
 
-# The z-order of an object: its drawing op's order key and id, as the board sorts them.
-ZOrder = tuple[tuple[int, ...], OpId]
+# The z-order of an object, as the board sorts them (whiteboard/board/edits.py): its drawing
+# op's order key and id unless it was reordered; a pending drawing's is above them all
+# (whiteboard/app/local_edits.py).
 BoundsOf = Callable[[DrawingOp], Rect]
 # An object to show: its drawing op, its offset (dx, dy) and its z-order.
 Shown = tuple[DrawingOp, float, float, ZOrder]
@@ -365,17 +367,17 @@ class Scene:
         self,
         shown: Iterable[Shown],
         objects: Iterable[BoardObject] = (),
-        key: Callable[[OpId], OrderKey] | None = None,
+        z_order: Callable[[OpId], ZOrder] | None = None,
     ) -> tuple[list[Item], list[Item]]:
-        """Show exactly the board's ``objects`` as they are (z-order ``(key(id), id)``), then
+        """Show exactly the board's ``objects`` as they are (at ``z_order(id)``), then
         ``shown``, all in z-order (bottom first), and return what changed: the items no
         longer shown, and the items new or replaced.
 
         An object shown as it was (the same op object at the same offset and z-order) keeps
         its item: a board that changed in a few places costs a pass over its objects and the
         work of the changes. The very same BoardObject as before is shown as before without
-        a look at it: it is immutable, and its z-order is its op's order key, which a board
-        fixes when it applies the op (copies of a board share its objects and their keys).
+        a look at it: it is immutable, and so is its z-order, the op's sort key or the one a
+        reorder gave it (copies of a board share its objects and their keys).
         One whose op is another object (a board loaded from a state) is replaced, its bounds
         computed afresh. An item no longer shown is kept (filed, at most
         :data:`RETIRED_ITEMS`) to be taken back if it is shown again as it was."""
@@ -387,7 +389,7 @@ class Scene:
         bounds_of = self._bounds_of
         pop = old.pop
         unretire = self._retired.pop
-        if key is not None:
+        if z_order is not None:
             for obj in objects:
                 op = obj.op
                 op_id = op.id
@@ -405,7 +407,7 @@ class Scene:
                         items[op_id] = item
                         new.append(item)
                         continue
-                dx, dy, order = obj.dx, obj.dy, (key(op_id), op_id)
+                dx, dy, order = obj.dx, obj.dy, z_order(op_id)
                 if item is not None:
                     if item.op is op and item.dx == dx and item.dy == dy and item.order == order:
                         item.source = obj  # the same showing: known by this object from now

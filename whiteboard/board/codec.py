@@ -29,6 +29,8 @@ from whiteboard.board.ops import (
     OpId,
     OpKind,
     Redo,
+    Reorder,
+    Restyle,
     Shape,
     Stroke,
     Text,
@@ -51,6 +53,9 @@ WIRE_FIELDS: dict[OpKind, tuple[str, ...]] = {
     OpKind.CLEAR: (),
     OpKind.UNDO: ("target_author", "target_counter"),
     OpKind.REDO: ("target_author", "target_counter"),
+    # A style field left as it is travels as nil.
+    OpKind.RESTYLE: ("targets", "colour", "width", "fill", "opacity"),
+    OpKind.REORDER: ("targets", "place"),
 }
 
 # Limits handed to msgpack so that a hostile length prefix cannot make it allocate much. They
@@ -104,6 +109,13 @@ def op_to_wire(op: Op) -> list[Any]:
             return [10, author, counter, op.target.author, op.target.counter]
         case Redo():
             return [11, author, counter, op.target.author, op.target.counter]
+        case Restyle():
+            return [
+                12, author, counter, _flat_ids(op.targets),
+                op.colour, op.width, op.fill, op.opacity,
+            ]  # fmt: skip
+        case Reorder():
+            return [13, author, counter, _flat_ids(op.targets), int(op.place)]
     raise AssertionError(f"unhandled op type {type(op).__name__}")
 
 
@@ -180,7 +192,11 @@ def op_from_wire(item: object) -> Op:
             return Clear(op_id)
         if kind is OpKind.UNDO:
             return Undo(op_id, values)
-        return Redo(op_id, values)
+        if kind is OpKind.REDO:
+            return Redo(op_id, values)
+        if kind is OpKind.RESTYLE:
+            return Restyle(op_id, _pairs("targets", values[0]), *values[1:])
+        return Reorder(op_id, _pairs("targets", values[0]), *values[1:])
     except InvalidOpError as error:
         raise OpDecodeError(str(error)) from None
 

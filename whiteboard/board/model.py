@@ -2,8 +2,8 @@
 
 Definition (docs/board-model.md has the long form): sort the ops by order key; an op is *in
 effect* unless the last valid UNDO/REDO aimed at it is an UNDO; the visible state is the fold,
-in key order, of the ops in effect (drawings create objects, ERASE/MOVE/CLEAR act on the objects
-that exist at their place in the order).
+in key order, of the ops in effect (drawings create objects, ERASE/MOVE/RESTYLE/REORDER/CLEAR
+act on the objects that exist at their place in the order).
 
 The implementation never runs that fold. Nothing in the fold brings a removed object back, so
 the fold factorises per object: object X (a drawing op) is visible iff
@@ -11,10 +11,13 @@ the fold factorises per object: object X (a drawing op) is visible iff
 * X is in effect, and
 * no CLEAR in effect and no ERASE in effect that targets X comes after X in the order,
 
-and its offset is the sum, in key order starting from 0.0, of the (dx, dy) of the MOVEs in
-effect that target X and come after X. The board keeps indexes (ERASEs and MOVEs by target,
-the greatest CLEAR in effect, the deciding UNDO/REDO per target) so that any apply, late or
-not, recomputes only the objects whose inputs it touched. Appending costs O(size of the op)
+and it is X's drawing op edited by the *edits* in effect that target X and come after X
+(MOVE, RESTYLE, REORDER), folded in key order: its offset is the sum, starting from 0.0, of
+the moves' (dx, dy); its style is the drawing's with each restyle applied in turn; its place
+in the z-order is the drawing's sort key, reordered by each reorder in turn
+(whiteboard/board/edits.py). The board keeps indexes (ERASEs and edits by target, the
+greatest CLEAR in effect, the deciding UNDO/REDO per target) so that any apply, late or not,
+recomputes only the objects whose inputs it touched. Appending costs O(size of the op)
 (a CLEAR costs the objects it removes); a late insert or an undo costs the objects it affects
 times their own history. The sums are done in key order in every code path, so float results
 are bit-identical on every replica whatever the arrival order.
@@ -38,16 +41,20 @@ from whiteboard.board.codec import (
     op_from_wire,
     op_to_wire,
 )
+from whiteboard.board.edits import ZOrder, reordered, restyled
 from whiteboard.board.ops import (
     OP_TYPES,
     Clear,
     DrawingOp,
+    EditOp,
     Erase,
     Move,
     Op,
     OpId,
     OpKind,
     Redo,
+    Reorder,
+    Restyle,
     Shape,
     Stroke,
     Text,
@@ -103,11 +110,14 @@ class _Encodings:
 
 @dataclass(frozen=True, slots=True)
 class BoardObject:
-    """A visible object: the drawing op that created it, translated by (dx, dy)."""
+    """A visible object: the drawing op that created it as restyles left it (same id),
+    translated by (dx, dy); ``z``: its place in the z-order if a reorder moved it there,
+    None if it sits at its drawing op's sort key (see whiteboard/board/edits.py)."""
 
     op: DrawingOp
     dx: float = 0.0
     dy: float = 0.0
+    z: ZOrder | None = None
 
     @property
     def id(self) -> OpId:
@@ -124,8 +134,9 @@ class Change:
 
     ``added``: objects visible now but not before (new drawings, objects restored by an undo or
     redo, drawings inserted late). ``removed``: visible before, not now. ``changed``: visible
-    before and after, at a different offset (moved, or a move undone/redone). Each tuple is in
-    z-order. A UI redraws the union of the old and new regions of these objects only.
+    before and after, but otherwise: moved, restyled or reordered (or such an edit undone or
+    redone). Each tuple is in the order of the objects' drawing ops. A UI redraws the union
+    of the old and new regions of these objects only.
     """
 
     op_id: OpId
@@ -198,9 +209,13 @@ class Board:
         # far) and whether it is an UNDO. Kept for targets not (yet) applied too: an undo may
         # arrive before its target.
         self._toggles: dict[OpId, tuple[SortKey, bool]] = {}
-        # Per target: the ERASE / MOVE ops naming it, in arrival order, in effect or not.
+        # Per target: the ERASE ops and the edits naming it, in arrival order, in effect or
+        # not.
         self._erasers: dict[OpId, list[OpId]] = {}
-        self._movers: dict[OpId, list[Move]] = {}
+        self._editors: dict[OpId, list[EditOp]] = {}
+        # Whether an object was ever reordered: until then z-orders are sort keys, found
+        # without looking the object up.
+        self._reordered = False
         self._clears: list[OpId] = []
         # The greatest sort key of the CLEARs in effect: everything created before it is gone.
         self._cleared_below: SortKey | None = None
@@ -211,7 +226,7 @@ class Board:
         # (~30 ms) where ~100 are late.
         self._objects: dict[OpId, BoardObject] = {}
         self._late: dict[OpId, BoardObject] = {}
-        self._z_top: SortKey | None = None
+        self._z_top: ZOrder | None = None
         self._hash: str | None = None
         self._encodings = _Encodings()  # shared with copies: facts about immutable objects
 
@@ -230,12 +245,13 @@ class Board:
         """Take ``source``'s state, in place (a widget showing this board keeps showing it);
         ``source`` is left as it was. Entries, objects, ops and keys are immutable once made,
         so they are shared; only the containers holding them, which apply() changes, are new
-        (the lists of erasers and movers too, as they are appended to)."""
+        (the lists of erasers and editors too, as they are appended to)."""
         self._entries = source._entries.copy()
         self._last = source._last
         self._toggles = source._toggles.copy()
         self._erasers = {target: list(ops) for target, ops in source._erasers.items()}
-        self._movers = {target: list(ops) for target, ops in source._movers.items()}
+        self._editors = {target: list(ops) for target, ops in source._editors.items()}
+        self._reordered = source._reordered
         self._clears = list(source._clears)
         self._cleared_below = source._cleared_below
         self._objects = source._objects.copy()
@@ -287,15 +303,25 @@ class Board:
         return self._late.get(op_id) if obj is None else obj
 
     def objects(self) -> list[BoardObject]:
-        """The visible objects in z-order (bottom first): the order of their drawing ops."""
+        """The visible objects in z-order (bottom first): the order of their drawing ops, but
+        for those a reorder moved."""
         return self._ordered()
+
+    def z_order(self, op_id: OpId) -> ZOrder:
+        """Where the object ``op_id`` sits in the z-order (see whiteboard/board/edits.py):
+        its sort key unless it is visible and was reordered. KeyError if not applied."""
+        if self._reordered:
+            obj = self.object(op_id)
+            if obj is not None and obj.z is not None:
+                return obj.z
+        return self._entries[op_id].sort_key
 
     def hash(self) -> str:
         """Hex SHA-256 of the visible state; equal states give equal hashes on every replica.
 
         The canonical encoding: the msgpack str "whiteboard-board-state/1", then for each
         visible object in z-order the msgpack array [dx, dy] (float64) followed by the wire
-        encoding of its drawing op.
+        encoding of its drawing op as restyles left it (the z-order is the objects' order).
         """
         if self._hash is None:
             digest = hashlib.sha256(HASH_DOMAIN)
@@ -326,7 +352,7 @@ class Board:
             # Many: one sort. Of the ids, not (id, object) pairs: on a board of 100,000
             # objects the pairs are as many short-lived tuples, which cost time and set off
             # the garbage collector.
-            ids = sorted([*objects, *late], key=self._sort_key)
+            ids = sorted([*objects, *late], key=self._z_key())
         else:
             ids = list(objects)
             for place, op_id in self._late_places(ids):
@@ -339,11 +365,16 @@ class Board:
         """Where each late object goes among ``ids`` (in z-order), found by bisection, the
         greatest first: inserted in that order, each leaves the places of the others as
         found."""
-        sort_key = self._sort_key
+        z_key = self._z_key()
         return [
-            (bisect_left(ids, key, key=sort_key), key[1])
-            for key in sorted(map(sort_key, self._late), reverse=True)
+            (bisect_left(ids, z, key=z_key), op_id)
+            for z, op_id in sorted(((z_key(i), i) for i in self._late), reverse=True)
         ]
+
+    def _z_key(self) -> Callable[[OpId], ZOrder]:
+        """The z-order of a visible object by id: its sort key until anything is reordered
+        (a lookup fewer for every one of them)."""
+        return self.z_order if self._reordered else self._sort_key
 
     def _sort_key(self, op_id: OpId) -> SortKey:
         return self._entries[op_id].sort_key
@@ -383,8 +414,8 @@ class Board:
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
-        elif isinstance(op, Move):
-            self._apply_move(op, sort_key, late, before)
+        elif isinstance(op, Move | Restyle | Reorder):
+            self._apply_edit(op, sort_key, late, before)
         elif isinstance(op, Clear):
             self._clears.append(op_id)
             if self.in_effect(op_id):
@@ -405,22 +436,25 @@ class Board:
             if self.object(target) is not None and entries[target].sort_key < sort_key:
                 self._set(target, None, before)
 
-    def _apply_move(self, op: Move, sort_key: SortKey, late: bool, before: _Before) -> None:
+    def _apply_edit(self, op: EditOp, sort_key: SortKey, late: bool, before: _Before) -> None:
         for target in op.targets:
-            self._movers.setdefault(target, []).append(op)
+            self._editors.setdefault(target, []).append(op)
         if not self.in_effect(op.id):
             return
+        if isinstance(op, Reorder):
+            self._reordered = True
         entries = self._entries
         for target in op.targets:
             obj = self.object(target)
             if obj is None or entries[target].sort_key > sort_key:
                 continue
             if late:
-                # Re-sum in key order: float addition must happen in the same order everywhere.
+                # Re-fold in key order: float addition must happen in the same order
+                # everywhere, and a later restyle or reorder applies over an earlier one.
                 self._refresh(target, before)
             else:
-                # The greatest key so far: this move is the last term of the sum anyway.
-                self._set(target, BoardObject(obj.op, obj.dx + op.dx, obj.dy + op.dy), before)
+                # The greatest key so far: this edit is the last step of the fold anyway.
+                self._set(target, _edited(obj, op, sort_key, entries[target].sort_key), before)
 
     def _apply_toggle(self, op: Undo | Redo, sort_key: SortKey, before: _Before) -> None:
         target = op.target
@@ -438,9 +472,11 @@ class Board:
         target_op = entry.op
         if isinstance(target_op, Stroke | Shape | Text):
             self._refresh(target, before)
-        elif isinstance(target_op, Erase | Move):
-            for moved_or_erased in target_op.targets:
-                self._refresh(moved_or_erased, before)
+        elif isinstance(target_op, Erase | Move | Restyle | Reorder):
+            if isinstance(target_op, Reorder):
+                self._reordered = True
+            for erased_or_edited in target_op.targets:
+                self._refresh(erased_or_edited, before)
         elif isinstance(target_op, Clear):
             self._rescan_clears(before)
         # An UNDO/REDO aimed at an UNDO/REDO has no effect.
@@ -490,24 +526,23 @@ class Board:
         for eraser in self._erasers.get(op_id, ()):
             if entries[eraser].sort_key > sort_key and self.in_effect(eraser):
                 return None
-        dx = dy = 0.0
-        movers = self._movers.get(op_id)
-        if movers:
-            moves = sorted(
+        obj = BoardObject(op)
+        editors = self._editors.get(op_id)
+        if editors:
+            edits = sorted(
                 (
-                    (entries[move.id].sort_key, move)
-                    for move in movers
-                    if entries[move.id].sort_key > sort_key and self.in_effect(move.id)
+                    (entries[edit.id].sort_key, edit)
+                    for edit in editors
+                    if entries[edit.id].sort_key > sort_key and self.in_effect(edit.id)
                 ),
                 key=itemgetter(0),
             )
-            for _, move in moves:
-                dx += move.dx
-                dy += move.dy
+            for edit_key, edit in edits:
+                obj = _edited(obj, edit, edit_key, sort_key)
         current = self.object(op_id)
-        if current is not None and current.dx == dx and current.dy == dy:
+        if current is not None and current == obj:
             return current
-        return BoardObject(op, dx, dy)
+        return obj
 
     def _refresh(self, op_id: OpId, before: _Before) -> None:
         self._set(op_id, self._compute(op_id), before)
@@ -525,14 +560,19 @@ class Board:
         if obj is None:
             del objects[op_id]
             return
-        if current is None:
-            sort_key = self._entries[op_id].sort_key
-            if self._z_top is None or sort_key > self._z_top:
-                self._z_top = sort_key
-            else:
-                objects = self._late
-        # Replacing the value of a present key keeps its place in the dict, hence in z-order.
-        objects[op_id] = obj
+        if current is not None:
+            if current.z == obj.z:
+                # Replacing the value of a present key keeps its place in the dict, hence in
+                # z-order.
+                objects[op_id] = obj
+                return
+            del objects[op_id]  # reordered: it goes where its new z-order puts it
+        z = self._entries[op_id].sort_key if obj.z is None else obj.z
+        if self._z_top is None or z > self._z_top:
+            self._z_top = z
+            self._objects[op_id] = obj
+        else:
+            self._late[op_id] = obj
 
     def _change(self, op_id: OpId, late: bool, before: _Before) -> Change:
         if not before:
@@ -547,7 +587,7 @@ class Board:
                     added.append(target)
             elif new is None:
                 removed.append(target)
-            elif new.dx != old.dx or new.dy != old.dy:
+            elif new is not old and new != old:
                 changed.append(target)
         if added or removed or changed:
             self._hash = None
@@ -646,6 +686,18 @@ class Board:
             if admit is None or admit(op, proof):
                 board.apply(key, op)
         return board
+
+
+def _edited(obj: BoardObject, edit: EditOp, edit_key: SortKey, own_key: SortKey) -> BoardObject:
+    """``obj`` (the object of the drawing at ``own_key``) after ``edit``, at ``edit_key``:
+    one step of the per-object fold (module docstring)."""
+    if isinstance(edit, Move):
+        return BoardObject(obj.op, obj.dx + edit.dx, obj.dy + edit.dy, obj.z)
+    if isinstance(edit, Restyle):
+        op = restyled(obj.op, edit)
+        return obj if op is obj.op else BoardObject(op, obj.dx, obj.dy, obj.z)
+    previous = own_key if obj.z is None else obj.z
+    return BoardObject(obj.op, obj.dx, obj.dy, reordered(edit.place, edit_key, previous))
 
 
 def _proof_of(proofs: Mapping[OpId, bytes], op_id: OpId) -> list[bytes]:

@@ -29,6 +29,7 @@ MAX_TARGETS = 10_000
 MAX_AUTHOR = 2**32 - 1
 MAX_COUNTER = 2**63 - 1
 MAX_COLOUR = 2**32 - 1
+MAX_OPACITY = 255  # an opacity is the alpha byte of a colour
 
 
 class OpKind(IntEnum):
@@ -45,6 +46,8 @@ class OpKind(IntEnum):
     CLEAR = 9
     UNDO = 10
     REDO = 11
+    RESTYLE = 12
+    REORDER = 13
 
 
 SHAPE_KINDS = frozenset({OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW})
@@ -60,6 +63,16 @@ class Tool(IntEnum):
 
 
 _TOOL_LOW, _TOOL_HIGH = min(Tool), max(Tool)
+
+
+class ZPlace(IntEnum):
+    """Where a REORDER puts its targets in the z-order. On the wire: never renumber."""
+
+    FRONT = 1  # above every object drawn before the reorder (later drawings stay above)
+    BACK = 2  # below every object
+
+
+_PLACE_LOW, _PLACE_HIGH = min(ZPlace), max(ZPlace)
 
 
 class OpId(NamedTuple):
@@ -392,7 +405,61 @@ class Redo:
         _set(self, "target", _check_id("target", self.target))
 
 
-Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo
+@dataclass(frozen=True, slots=True)
+class Restyle:
+    """Restyles the target objects that exist at this op's place in the order: each field
+    given (not None) replaces that part of their style, where they have it (a stroke has no
+    fill; a text's size is its font's). ``opacity`` replaces the alpha of the outline and of
+    a fill, so that it keeps each object's own colours (docs/board-model.md)."""
+
+    id: OpId
+    targets: tuple[OpId, ...]
+    colour: int | None = None
+    width: float | None = None
+    fill: int | None = None
+    opacity: int | None = None
+
+    kind: ClassVar[OpKind] = OpKind.RESTYLE
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "targets", _check_targets("targets", self.targets))
+        if self.colour is not None:
+            _set(self, "colour", _check_int("colour", self.colour, 0, MAX_COLOUR))
+        if self.width is not None:
+            _set(self, "width", _check_positive("width", self.width, MAX_WIDTH))
+        if self.fill is not None:
+            _set(self, "fill", _check_int("fill", self.fill, 0, MAX_COLOUR))
+        if self.opacity is not None:
+            _set(self, "opacity", _check_int("opacity", self.opacity, 0, MAX_OPACITY))
+        if (self.colour, self.width, self.fill, self.opacity) == (None, None, None, None):
+            raise InvalidOpError("a restyle must set at least one of its style fields")
+
+
+@dataclass(frozen=True, slots=True)
+class Reorder:
+    """Puts the target objects that exist at this op's place in the order to the front or
+    to the back of the z-order, keeping their order among themselves."""
+
+    id: OpId
+    targets: tuple[OpId, ...]
+    place: ZPlace
+
+    kind: ClassVar[OpKind] = OpKind.REORDER
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "targets", _check_targets("targets", self.targets))
+        _set(self, "place", ZPlace(_check_int("place", self.place, _PLACE_LOW, _PLACE_HIGH)))
+
+
+Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder
 DrawingOp = Stroke | Shape | Text
-OP_TYPES: tuple[type, ...] = (Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo)
+# The ops that act on objects named by id (their ``targets``).
+TargetedOp = Erase | Move | Restyle | Reorder
+# The ops that change an object without removing it: folded per object, in key order.
+EditOp = Move | Restyle | Reorder
+OP_TYPES: tuple[type, ...] = (
+    Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder,
+)  # fmt: skip
 DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text)

@@ -20,11 +20,10 @@ from whiteboard.board import (
     BoardObject,
     Change,
     Clear,
-    Erase,
-    Move,
     Op,
     OpId,
     Redo,
+    TargetedOp,
     Undo,
 )
 from whiteboard.replay.filter import MemberFilter, without_members
@@ -165,7 +164,7 @@ class Replay:
             assert op is not None
             if isinstance(op, Clear):
                 return None
-            if isinstance(op, Erase | Move):
+            if isinstance(op, TargetedOp):
                 touched.update(op.targets)
             else:
                 touched.add(op.id)

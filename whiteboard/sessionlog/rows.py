@@ -24,6 +24,8 @@ from whiteboard.board.ops import (
     Move,
     Op,
     Redo,
+    Reorder,
+    Restyle,
     Shape,
     Stroke,
     Text,
@@ -310,6 +312,12 @@ def op_fields(op: Op) -> dict[str, Any]:
             return {"targets": len(op.targets)}
         case Move():
             return {"targets": len(op.targets), "dx": op.dx, "dy": op.dy}
+        case Restyle():
+            style = {"colour": op.colour, "width": op.width, "fill": op.fill}
+            style["opacity"] = op.opacity
+            return {"targets": len(op.targets)} | {k: v for k, v in style.items() if v is not None}
+        case Reorder():
+            return {"targets": len(op.targets), "place": op.place.name}
         case Undo() | Redo():
             return {"target": str(op.target)}
         case Clear():
@@ -343,10 +351,10 @@ def _estimated_text_rect(op: Text) -> Rect:
 
 
 def target_authors(op: Op) -> list[int] | None:
-    """The author of each target of an ERASE or MOVE, in order; of an UNDO's or REDO's one
-    target. ``None`` for other ops."""
+    """The author of each target of an ERASE, MOVE, RESTYLE or REORDER, in order; of an
+    UNDO's or REDO's one target. ``None`` for other ops."""
     match op:
-        case Erase() | Move():
+        case Erase() | Move() | Restyle() | Reorder():
             return [target.author for target in op.targets]
         case Undo() | Redo():
             return [op.target.author]
