@@ -1,5 +1,5 @@
-"""Turning a captured pointer path into Stroke ops, and a selection into Erase and Move
-ops. Qt-free, so it is tested on its own.
+"""Turning a captured pointer path into Stroke ops, and a selection into Erase, Move,
+Restyle and Reorder ops. Qt-free, so it is tested on its own.
 
 Two concerns: a mouse reports far more points than a stroke needs (simplify them), and a
 transport carries payloads of bounded size (1,182 bytes on ``raw``, about 60 points or 80
@@ -11,18 +11,43 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
-from whiteboard.board import MAX_OP_BYTES, Erase, Move, OpId, Stroke, Tool, encode_op
+from whiteboard.board import (
+    MAX_OP_BYTES,
+    Erase,
+    Move,
+    OpId,
+    Reorder,
+    Restyle,
+    Stroke,
+    Tool,
+    ZPlace,
+    encode_op,
+)
 from whiteboard.board.ops import (
     MAX_AUTHOR,
+    MAX_COLOUR,
     MAX_COORD,
     MAX_COUNTER,
     MAX_DELTA,
+    MAX_OPACITY,
     MAX_POINTS,
     MAX_TARGETS,
+    MAX_WIDTH,
 )
 
 Point = tuple[float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Style:
+    """Style fields to set on a selection (a Restyle's): None leaves that field as it is."""
+
+    colour: int | None = None
+    width: float | None = None
+    fill: int | None = None
+    opacity: int | None = None
 
 # Points closer to the simplified line than this (logical pixels) are dropped. Under half a
 # pixel, so the simplified stroke is indistinguishable from the captured one even at 2x DPI.
@@ -132,10 +157,15 @@ def stroke_ops(
 
 
 def max_targets_per_op(max_payload: int) -> int:
-    """The most targets one Erase or Move op may name and still encode to ``max_payload``
-    bytes, whatever the ids (a Move, with its two floats, is the larger of the two)."""
-    probe = Move(_LARGEST_ID, (_LARGEST_ID,), -MAX_DELTA, -MAX_DELTA)
-    overhead = len(encode_op(probe)) - _BYTES_PER_TARGET + _ARRAY_HEADER_GROWTH
+    """The most targets one Erase, Move, Restyle or Reorder op may name and still encode to
+    ``max_payload`` bytes, whatever the ids and fields (a Restyle of every field is the
+    largest)."""
+    probes = (
+        Move(_LARGEST_ID, (_LARGEST_ID,), -MAX_DELTA, -MAX_DELTA),
+        Restyle(_LARGEST_ID, (_LARGEST_ID,), MAX_COLOUR, MAX_WIDTH, MAX_COLOUR, MAX_OPACITY),
+    )
+    largest = max(len(encode_op(probe)) for probe in probes)
+    overhead = largest - _BYTES_PER_TARGET + _ARRAY_HEADER_GROWTH
     return min(MAX_TARGETS, (min(max_payload, MAX_OP_BYTES) - overhead) // _BYTES_PER_TARGET)
 
 
@@ -143,7 +173,8 @@ def _batches(targets: Sequence[OpId], max_payload: int) -> list[tuple[OpId, ...]
     capacity = max_targets_per_op(max_payload)
     if capacity < 1:
         raise ValueError(
-            f"an erase or move does not fit in the transport's {max_payload}-byte payloads"
+            f"an edit of the selection does not fit in the transport's {max_payload}-byte"
+            " payloads"
         )
     return [tuple(targets[i : i + capacity]) for i in range(0, len(targets), capacity)]
 
@@ -166,3 +197,33 @@ def move_ops(
     dx = min(max(dx, -MAX_DELTA), MAX_DELTA)
     dy = min(max(dy, -MAX_DELTA), MAX_DELTA)
     return [Move(next_id(), batch, dx, dy) for batch in _batches(targets, max_payload)]
+
+
+def restyle_ops(
+    targets: Sequence[OpId],
+    style: Style,
+    next_id: Callable[[], OpId],
+    max_payload: int,
+) -> list[Restyle]:
+    """The Restyle ops setting ``style`` on ``targets``, as few as fit in the payloads."""
+    return [
+        Restyle(next_id(), batch, style.colour, style.width, style.fill, style.opacity)
+        for batch in _batches(targets, max_payload)
+    ]
+
+
+def reorder_ops(
+    targets: Sequence[OpId],
+    place: ZPlace,
+    next_id: Callable[[], OpId],
+    max_payload: int,
+) -> list[Reorder]:
+    """The Reorder ops putting ``targets`` (in z-order, bottom first) to ``place``, as few as
+    fit in the payloads, in the order to send them: each op puts its targets above (FRONT) or
+    below (BACK) those sent before it, so the lowest go first to the front and the highest
+    first to the back, and the targets keep their order among themselves."""
+    batches = _batches(targets, max_payload)
+    if place is ZPlace.BACK:
+        batches.reverse()
+    return [Reorder(next_id(), batch, place) for batch in batches]
+

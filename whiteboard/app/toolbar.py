@@ -1,14 +1,18 @@
 """The window's tool bar: tools with their shortcuts, colours (a palette and any other),
-stroke width and fill. It only sets the canvas's current tool and style."""
+stroke width, fill and opacity. It sets the canvas's current tool and style, and tells
+(``style_picked``) when the person picks a style, which then applies to the selection too
+(whiteboard/app/selection_edits.py)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject, QSize
+from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import QColorDialog, QComboBox, QToolBar, QWidget
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
+from whiteboard.app.strokes import Style
 from whiteboard.app.tools import ToolKind
+from whiteboard.board.edits import opacity_of
 
 COLOURS: tuple[tuple[str, int], ...] = (
     ("Black", 0xFF000000),
@@ -19,6 +23,7 @@ COLOURS: tuple[tuple[str, int], ...] = (
     ("Purple", 0xFF8E24AA),
 )
 WIDTHS: tuple[float, ...] = (1.0, 3.0, 6.0, 12.0, 24.0)
+OPACITIES: tuple[int, ...] = (255, 191, 128, 64)  # 100%, 75%, 50%, 25%: a colour's alpha
 # Tool, label, shortcut: one letter each, as in most drawing programs.
 TOOLS: tuple[tuple[ToolKind, str, str], ...] = (
     (ToolKind.SELECT, "Select and move", "V"),
@@ -47,6 +52,8 @@ TOOL_GLYPHS = {
 
 
 class DrawingToolbar(QToolBar):
+    style_picked = Signal(object)  # a Style the person picked (not one set by the program)
+
     def __init__(self, canvas: BoardCanvas, parent: QWidget) -> None:
         super().__init__("Tools", parent)
         self.setObjectName("tools")
@@ -73,7 +80,7 @@ class DrawingToolbar(QToolBar):
             action = _action(self, name, f"{name} ({index})", str(index))
             action.setIcon(swatch(argb))
             action.setCheckable(True)
-            action.triggered.connect(lambda _=False, argb=argb: self.set_colour(argb))
+            action.triggered.connect(lambda _=False, argb=argb: self._pick_colour(argb))
             colours.addAction(action)
             self.addAction(action)
             self.colour_actions[argb] = action
@@ -92,6 +99,7 @@ class DrawingToolbar(QToolBar):
         self.width_box.currentIndexChanged.connect(
             lambda index: self.set_width(float(self.width_box.itemData(index)))
         )
+        self.width_box.activated.connect(lambda _: self._pick(Style(width=self.canvas.pen_width)))
         self.addWidget(self.width_box)
         thinner = _action(self, "Thinner", "Thinner ([)", "[")
         thinner.triggered.connect(lambda: self._step_width(-1))
@@ -101,10 +109,20 @@ class DrawingToolbar(QToolBar):
         self.fill_action = _action(self, "Fill", "Fill shapes with the colour (F)", "F")
         self.fill_action.setCheckable(True)
         self.fill_action.toggled.connect(self._fill_toggled)
+        self.fill_action.triggered.connect(lambda _: self._pick(Style(fill=self.canvas.fill)))
         self.addAction(self.fill_action)
+        self.opacity_box = QComboBox(self)
+        self.opacity_box.setToolTip("Opacity")
+        for alpha in OPACITIES:
+            self.opacity_box.addItem(_percent(alpha), alpha)
+        self.opacity_box.activated.connect(
+            lambda index: self._pick_opacity(int(self.opacity_box.itemData(index)))
+        )
+        self.addWidget(self.opacity_box)
         self.set_colour(canvas.colour if canvas.colour else DEFAULT_COLOUR)
         self._tips: dict[QAction | QWidget, str] = {a: a.toolTip() for a in self.drawing_actions()}
         self._tips[self.width_box] = self.width_box.toolTip()
+        self._tips[self.opacity_box] = self.opacity_box.toolTip()
 
     def drawing_actions(self) -> list[QAction]:
         """What draws or styles a drawing: of no use to a member who cannot send."""
@@ -128,26 +146,49 @@ class DrawingToolbar(QToolBar):
             action.setChecked(True)
 
     def set_colour(self, argb: int) -> None:
+        """Draw in ``argb`` from now on: its colour, and its alpha as the opacity."""
         self.canvas.colour = argb
-        action = self.colour_actions.get(argb)
+        opaque = argb | 0xFF000000
+        action = self.colour_actions.get(opaque)
         if action is None:
             action = self.custom_colour_action
-            action.setIcon(swatch(argb))
+            action.setIcon(swatch(opaque))
         action.setChecked(True)
+        self._show_opacity(opacity_of(argb))
         if self.fill_action.isChecked():
             self.canvas.fill = _fill_of(argb)
 
     def ask_colour(self) -> None:
         chosen = QColorDialog.getColor(
-            QColor.fromRgba(self.canvas.colour),
+            QColor.fromRgba(self.canvas.colour | 0xFF000000),
             self.parentWidget(),
-            "Choose a colour",
-            QColorDialog.ColorDialogOption.ShowAlphaChannel,
+            "Choose a colour",  # without alpha: the opacity box sets it
         )
         if chosen.isValid():
-            self.set_colour(chosen.rgba())
+            self._pick_colour(chosen.rgba())
         else:
             self.set_colour(self.canvas.colour)  # cancelled: keep the check where it was
+
+    def _pick(self, style: Style) -> None:
+        self.style_picked.emit(style)
+
+    def _pick_colour(self, rgb: int) -> None:
+        """The person picked a colour: at the opacity shown."""
+        self.set_colour((rgb & 0xFFFFFF) | (opacity_of(self.canvas.colour) << 24))
+        fill = self.canvas.fill if self.fill_action.isChecked() else None
+        self._pick(Style(colour=self.canvas.colour, fill=fill))
+
+    def _pick_opacity(self, alpha: int) -> None:
+        self.set_colour((self.canvas.colour & 0xFFFFFF) | (alpha << 24))
+        self._pick(Style(opacity=alpha))
+
+    def _show_opacity(self, alpha: int) -> None:
+        box = self.opacity_box
+        index = box.findData(alpha)
+        if index < 0:  # a colour remembered or set with another alpha: shown as it is
+            box.addItem(_percent(alpha), alpha)
+            index = box.count() - 1
+        box.setCurrentIndex(index)
 
     def set_width(self, width: float) -> None:
         self.canvas.pen_width = width
@@ -157,6 +198,7 @@ class DrawingToolbar(QToolBar):
     def _step_width(self, step: int) -> None:
         index = min(max(self.width_box.currentIndex() + step, 0), len(WIDTHS) - 1)
         self.width_box.setCurrentIndex(index)
+        self._pick(Style(width=self.canvas.pen_width))
 
     def _fill_toggled(self, on: bool) -> None:
         self.canvas.fill = _fill_of(self.canvas.colour) if on else 0
@@ -166,6 +208,10 @@ def _fill_of(argb: int) -> int:
     """A shape's fill: its colour, lighter (a third of its opacity), so outlines stay clear."""
     alpha = (argb >> 24) & 0xFF
     return ((alpha // 3) << 24) | (argb & 0xFFFFFF) or 0x01000000
+
+
+def _percent(alpha: int) -> str:
+    return f"{round(alpha * 100 / 255)}%"
 
 
 def _action(owner: QObject, text: str, tip: str, key: str) -> QAction:

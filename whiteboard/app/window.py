@@ -37,6 +37,7 @@ from whiteboard.app.members_panel import MembersPanel
 from whiteboard.app.own_presence import OwnPresence
 from whiteboard.app.qt_reactor import QtReactor
 from whiteboard.app.replay_window import ask_open_recording, open_recording
+from whiteboard.app.selection_edits import SelectionEdits
 from whiteboard.app.session import SessionSpec
 from whiteboard.app.session_banner import ElidedLabel, SessionBanner, SessionStateView
 from whiteboard.app.session_state import SessionLink, SessionTracker
@@ -183,10 +184,13 @@ class MainWindow(QMainWindow):
             self.ops_label,
         ):
             self.statusBar().addPermanentWidget(label)
-        self._build_toolbar()
+        self.toolbar = DrawingToolbar(self.canvas, self)
+        self.addToolBar(self.toolbar)
         self.clipboard = BoardClipboard(  # copy, cut, paste, duplicate (the Edit menu)
             self, self.canvas, lambda: self.replica.board, self.state_view.tell
         )
+        self.selection_edits = SelectionEdits(self, self.canvas, self.state_view.tell)
+        self.toolbar.style_picked.connect(self.selection_edits.restyle)
         self._build_menus()
         title = "Whiteboard"
         self.setWindowTitle(f"{title} — {display_name}" if display_name else title)
@@ -332,10 +336,6 @@ class MainWindow(QMainWindow):
 
     # -- toolbar and menus ------------------------------------------------------------------
 
-    def _build_toolbar(self) -> None:
-        self.toolbar = DrawingToolbar(self.canvas, self)
-        self.addToolBar(self.toolbar)
-
     def _action(self, text: str, slot: Callable[[], object], *keys: QKeySequence) -> QAction:
         action = QAction(text, self)
         if keys:
@@ -388,6 +388,7 @@ class MainWindow(QMainWindow):
         edit.addActions([select_all, delete])
         edit.addSeparator()
         edit.addAction(self.clear_action)
+        self.menuBar().addMenu("&Arrange").addActions(self.selection_edits.actions)
         session = self.menuBar().addMenu("&Session")
         self.settings_action = self._action(
             "&Settings…", self.open_settings, QKeySequence("Ctrl+,")

@@ -1,0 +1,87 @@
+"""Restyling and reordering the selection in real windows, on RMP and on MTP over loopback
+multicast (issue 20, points 2 and 4): a colour, width and opacity picked with objects
+selected restyle them for both members, the Arrange shortcuts change their z-order for both,
+each is one undo step, and both boards hash the same."""
+
+from __future__ import annotations
+
+import pytest
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtTest import QTest
+from pytestqt.qtbot import QtBot
+
+from tests.app.test_window import drag
+from tests.app.test_window_edit_keys import PAIRS, kinds
+from tests.app.test_window_editing import focus, press
+from tests.app.test_window_mtp import WAIT_MS
+from whiteboard.app.toolbar import COLOURS, OPACITIES
+from whiteboard.app.window import MainWindow
+from whiteboard.board import OpId, OpKind, Shape
+from whiteboard.net.runtime import NetConfig
+
+LEFT, NONE = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+RED = dict(COLOURS)["Red"]
+
+
+def order(window: MainWindow) -> list[OpId]:
+    return [obj.id for obj in window.replica.board.objects()]
+
+
+def style(window: MainWindow, op_id: OpId) -> tuple[int, float]:
+    obj = window.replica.board.object(op_id)
+    assert obj is not None and isinstance(obj.op, Shape)
+    return obj.op.colour, obj.op.width
+
+
+def same(alice: MainWindow, bob: MainWindow) -> bool:
+    return alice.replica.board.hash() == bob.replica.board.hash()
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", sorted(PAIRS))
+def test_restyle_and_reorder_reach_the_other_member_and_undo_one_step_each(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    alice, bob = PAIRS[transport](qtbot, net)
+    press(alice, "r")
+    drag(alice, [(60, 60), (120, 100), (160, 140)])  # the lower rectangle
+    drag(alice, [(100, 80), (160, 120), (200, 160)])  # the upper one, over its corner
+    qtbot.waitUntil(lambda: len(bob.replica.board) == 2, timeout=WAIT_MS)
+    lower, upper = order(bob)
+
+    press(alice, "v")
+    QTest.mouseClick(alice.canvas, LEFT, NONE, QPoint(60, 100))  # the lower one's left side
+    assert alice.canvas.selection == (lower,)
+    press(alice, "2")  # red, as the tool bar's tip says
+    for box, index in (
+        (alice.toolbar.width_box, alice.toolbar.width_box.count() - 1),  # the widest
+        (alice.toolbar.opacity_box, OPACITIES.index(128)),  # half
+    ):
+        box.setCurrentIndex(index)  # as a person picks from the list
+        box.activated.emit(index)
+    half_red = (RED & 0xFFFFFF) | (128 << 24)
+    qtbot.waitUntil(lambda: style(bob, lower) == (half_red, 24.0), timeout=WAIT_MS)
+    assert style(bob, upper) == style(alice, upper) != style(bob, lower)
+    assert alice.canvas.colour == half_red  # and what is drawn next is so too
+
+    focus(alice)
+    QTest.keySequence(alice, "Ctrl+]")  # one step forward: above the upper rectangle
+    qtbot.waitUntil(lambda: order(bob) == [upper, lower], timeout=WAIT_MS)
+    QTest.keySequence(alice, "Ctrl+]")  # already above all it overlaps: nothing is sent
+    QTest.keySequence(alice, "Ctrl+Z")  # undoes the reorder only
+    qtbot.waitUntil(lambda: order(bob) == [lower, upper], timeout=WAIT_MS)
+    assert style(bob, lower) == (half_red, 24.0)
+    QTest.keySequence(alice, "Ctrl+Z")  # then the opacity
+    qtbot.waitUntil(lambda: style(bob, lower) == (RED, 24.0), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)
+    restyles, reorders = kinds(alice).count(OpKind.RESTYLE), kinds(alice).count(OpKind.REORDER)
+    assert (restyles, reorders) == (3, 1)
+
+    # Bob sends the upper one to the back, from his own window.
+    press(bob, "v")
+    QTest.mouseClick(bob.canvas, LEFT, NONE, QPoint(200, 140))  # the upper one's right side
+    assert bob.canvas.selection == (upper,)
+    focus(bob)
+    QTest.keySequence(bob, "Ctrl+Shift+[")
+    qtbot.waitUntil(lambda: order(alice) == [upper, lower], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)

@@ -1,0 +1,100 @@
+"""Restyle and reorder the selection (issue 20, points 2 and 4).
+
+With objects selected, a colour, width, fill or opacity picked in the tool bar is applied to
+them as one Restyle (as well as to what is drawn next), and the Arrange menu brings them
+forward or to the front, or sends them backward or to the back, as one Reorder. Each is one
+undo step. Objects a restyle does not apply to keep what they have: a stroke has no fill, a
+text's size is its font's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QWidget
+
+from whiteboard.app.canvas import BoardCanvas
+from whiteboard.app.reorder import Placed, reorder_targets
+from whiteboard.app.strokes import Style, reorder_ops, restyle_ops
+from whiteboard.app.tools import ToolKind
+from whiteboard.board import Op, ZPlace
+
+# Text, shortcuts, place, one step. Shift+] is "}" on most layouts: both are bound.
+ARRANGE: tuple[tuple[str, tuple[str, ...], ZPlace, bool], ...] = (
+    ("Bring to &front", ("Ctrl+Shift+]", "Ctrl+}"), ZPlace.FRONT, False),
+    ("Bring f&orward", ("Ctrl+]",), ZPlace.FRONT, True),
+    ("Send &backward", ("Ctrl+[",), ZPlace.BACK, True),
+    ("Send to bac&k", ("Ctrl+Shift+[", "Ctrl+{"), ZPlace.BACK, False),
+)
+
+
+class SelectionEdits(QObject):
+    """The restyle and arrange actions of one window's ``canvas``; ``tell`` says what went
+    wrong, in words."""
+
+    def __init__(self, window: QWidget, canvas: BoardCanvas, tell: Callable[[str], None]) -> None:
+        super().__init__(window)
+        self._canvas = canvas
+        self._tell = tell
+        self.actions: list[QAction] = []
+        for text, keys, place, step in ARRANGE:
+            action = QAction(text, window)
+            action.setShortcuts([QKeySequence(key) for key in keys])
+            action.triggered.connect(
+                lambda _=False, place=place, step=step: self.reorder(place, step)
+            )
+            window.addAction(action)  # shortcuts work with the menu bar hidden too
+            self.actions.append(action)
+
+    def _selection(self) -> tuple:
+        canvas = self._canvas
+        if canvas.is_read_only() or canvas.tool is not ToolKind.SELECT:
+            return ()
+        return canvas.selection
+
+    def restyle(self, style: object) -> bool:
+        """Apply ``style`` (a :class:`Style`) to the selection; whether anything was sent."""
+        selection = self._selection()
+        if not selection or not isinstance(style, Style):
+            return False
+        canvas = self._canvas
+        try:
+            ops = restyle_ops(selection, style, canvas.next_op_id, canvas.max_payload)
+        except ValueError as exc:
+            self._tell(f"Could not restyle the selection: {exc}")
+            return False
+        self._send(ops)
+        return True
+
+    def reorder(self, place: ZPlace, step: bool = False) -> bool:
+        """Bring the selection to the front (one step forward, if ``step``) or send it to the
+        back (one step backward); whether anything was sent."""
+        selection = self._selection()
+        if not selection:
+            return False
+        canvas = self._canvas
+        canvas.settle()  # a nudge still settling goes first: the reorder names its objects
+        shown = [Placed(item.id, item.order, item.rect) for item in canvas.scene.items()]
+        targets = reorder_targets(shown, set(selection), place, step)
+        if not targets:
+            return False
+        try:
+            ops = reorder_ops(targets, place, canvas.next_op_id, canvas.max_payload)
+        except ValueError as exc:
+            self._tell(f"Could not reorder the selection: {exc}")
+            return False
+        self._send(ops)
+        return True
+
+    def _send(self, ops: Sequence[Op]) -> None:
+        """As one action: one undo step."""
+        canvas = self._canvas
+        canvas.settle()
+        for op in ops:
+            canvas.send(op)
+        canvas.end_gesture([op.id for op in ops])
+
+
+__all__ = ["ARRANGE", "SelectionEdits"]
