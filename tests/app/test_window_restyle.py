@@ -10,7 +10,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
 from pytestqt.qtbot import QtBot
 
-from tests.app.test_window import drag
+from tests.app.test_window import drag, open_window
 from tests.app.test_window_edit_keys import PAIRS, kinds
 from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
@@ -85,3 +85,33 @@ def test_restyle_and_reorder_reach_the_other_member_and_undo_one_step_each(
     QTest.keySequence(bob, "Ctrl+Shift+[")
     qtbot.waitUntil(lambda: order(alice) == [upper, lower], timeout=WAIT_MS)
     qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)
+
+
+@pytest.mark.network
+def test_a_new_colour_refills_filled_shapes_and_leaves_hollow_ones_hollow(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    window = open_window(qtbot, net, "alice")
+    press(window, "r")
+    drag(window, [(60, 60), (120, 100), (160, 140)])
+    press(window, "f")  # the next one filled
+    drag(window, [(200, 60), (260, 100), (300, 140)])
+    qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 2, timeout=WAIT_MS)
+    hollow, filled = order(window)
+
+    def shapes() -> list[tuple[int, int]]:
+        objects = window.replica.board.objects()
+        return [(o.op.colour, o.op.fill) for o in objects if isinstance(o.op, Shape)]
+
+    drawn = shapes()
+    QTest.keySequence(window, "Ctrl+A")
+    press(window, "3")  # blue, with Fill on
+    blue = dict(COLOURS)["Blue"]
+    qtbot.waitUntil(lambda: [c for c, _ in shapes()] == [blue, blue], timeout=WAIT_MS)
+    assert shapes()[0][1] == 0
+    assert shapes()[1][1] == window.canvas.fill
+    assert window.canvas.fill & 0xFFFFFF == blue & 0xFFFFFF
+    assert [op.kind for _, op in window.replica.board.log()].count(OpKind.RESTYLE) == 2
+    QTest.keySequence(window, "Ctrl+Z")  # one step: both restyles
+    qtbot.waitUntil(lambda: shapes() == drawn, timeout=WAIT_MS)
+    assert order(window) == [hollow, filled]

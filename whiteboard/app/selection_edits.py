@@ -19,7 +19,8 @@ from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.reorder import Placed, reorder_targets
 from whiteboard.app.strokes import Style, reorder_ops, restyle_ops
 from whiteboard.app.tools import ToolKind
-from whiteboard.board import Op, ZPlace
+from whiteboard.app.scene_index import Item
+from whiteboard.board import Op, OpId, Shape, ZPlace
 
 # Text, shortcuts, place, one step. Shift+] is "}" on most layouts: both are bound.
 ARRANGE: tuple[tuple[str, tuple[str, ...], ZPlace, bool], ...] = (
@@ -48,7 +49,7 @@ class SelectionEdits(QObject):
             window.addAction(action)  # shortcuts work with the menu bar hidden too
             self.actions.append(action)
 
-    def _selection(self) -> tuple:
+    def _selection(self) -> tuple[OpId, ...]:
         canvas = self._canvas
         if canvas.is_read_only() or canvas.tool is not ToolKind.SELECT:
             return ()
@@ -60,8 +61,20 @@ class SelectionEdits(QObject):
         if not selection or not isinstance(style, Style):
             return False
         canvas = self._canvas
+        batches = [(selection, style)]
+        if style.colour is not None and style.fill is not None:
+            # A new colour with its fill: the fill goes only to shapes that have one, so that
+            # recolouring does not fill what was hollow.
+            filled = tuple(i for i in selection if _has_fill(canvas.scene.get(i)))
+            batches = [(selection, Style(colour=style.colour, opacity=style.opacity))]
+            if filled:
+                batches.append((filled, Style(fill=style.fill)))
         try:
-            ops = restyle_ops(selection, style, canvas.next_op_id, canvas.max_payload)
+            ops = [
+                op
+                for targets, fields in batches
+                for op in restyle_ops(targets, fields, canvas.next_op_id, canvas.max_payload)
+            ]
         except ValueError as exc:
             self._tell(f"Could not restyle the selection: {exc}")
             return False
@@ -95,6 +108,10 @@ class SelectionEdits(QObject):
         for op in ops:
             canvas.send(op)
         canvas.end_gesture([op.id for op in ops])
+
+
+def _has_fill(item: Item | None) -> bool:
+    return item is not None and isinstance(item.op, Shape) and item.op.fill != 0
 
 
 __all__ = ["ARRANGE", "SelectionEdits"]
