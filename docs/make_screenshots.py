@@ -35,6 +35,7 @@ from whiteboard.app.settings_dialog import SettingsDialog
 from whiteboard.app.start_dialog import StartDialog
 from whiteboard.app.tools import ToolKind
 from whiteboard.app.window import MainWindow
+from whiteboard.board import OpKind
 from whiteboard.net.runtime import NetConfig
 from whiteboard.net.sockets import GroupAddress
 from whiteboard.security.keys import session_key_from_view_code
@@ -254,6 +255,26 @@ def main_window(net: NetConfig) -> None:
     menu.popup(bar.mapToGlobal(bar.actionGeometry(edit).bottomLeft()))
     settle()
     shoot(ada, "clipboard")
+    menu.hide()
+    # Ada duplicates the pasted boxes, makes the copies blue and half see-through from the
+    # tool bar, and sends them one step backward, under the boxes they overlap.
+    drawn = len(ada.replica.board)
+    ada.clipboard.duplicate()
+    wait_for(lambda: len(ada.replica.board) == drawn + copied, "the duplicates")
+    ada.toolbar.colour_actions[0xFF1E88E5].trigger()
+    opacity = ada.toolbar.opacity_box
+    opacity.setCurrentIndex(opacity.findData(128))
+    opacity.activated.emit(opacity.currentIndex())
+    backward = ada.selection_edits.actions[2]  # Arrange > Send backward
+    backward.trigger()
+    log = ada.replica.board.log
+    wait_for(lambda: any(op.kind == OpKind.REORDER for _, op in log()), "the reorder")
+    [arrange] = [action for action in bar.actions() if action.text() == "&Arrange"]
+    menu = arrange.menu()
+    assert isinstance(menu, QMenu)
+    menu.popup(bar.mapToGlobal(bar.actionGeometry(arrange).bottomLeft()))
+    settle()
+    shoot(ada, "arrange")
     menu.hide()
     about = show_about(ada)  # Help > About Whiteboard
     settle()

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.reorder import Placed, reorder_targets
+from whiteboard.app.scene_index import Item
 from whiteboard.app.strokes import Style, reorder_ops, restyle_ops
 from whiteboard.app.tools import ToolKind
-from whiteboard.app.scene_index import Item
 from whiteboard.board import Op, OpId, Shape, ZPlace
 
 # Text, shortcuts, place, one step. Shift+] is "}" on most layouts: both are bound.

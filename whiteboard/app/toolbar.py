@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
-from PySide6.QtWidgets import QColorDialog, QComboBox, QToolBar, QWidget
+from PySide6.QtWidgets import QColorDialog, QComboBox, QLabel, QToolBar, QWidget
 
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
 from whiteboard.app.strokes import Style
@@ -111,8 +111,10 @@ class DrawingToolbar(QToolBar):
         self.fill_action.toggled.connect(self._fill_toggled)
         self.fill_action.triggered.connect(lambda _: self._pick(Style(fill=self.canvas.fill)))
         self.addAction(self.fill_action)
+        self.addSeparator()
+        self.addWidget(QLabel("Opacity ", self))
         self.opacity_box = QComboBox(self)
-        self.opacity_box.setToolTip("Opacity")
+        self.opacity_box.setToolTip("Opacity of what is drawn next, and of the selection")
         for alpha in OPACITIES:
             self.opacity_box.addItem(_percent(alpha), alpha)
         self.opacity_box.activated.connect(
