@@ -276,6 +276,17 @@ def main_window(net: NetConfig) -> None:
     settle()
     shoot(ada, "arrange")
     menu.hide()
+    # Ada double-clicks the first label and adds a line to it (Shift+Enter), in place.
+    client = next(o for o in ada.replica.board.objects() if getattr(o.op, "text", "") == "client")
+    ada.canvas.edit_text(client.id)
+    text_tool = ada.canvas.active_tool
+    editor = getattr(text_tool, "editor", None)
+    assert editor is not None, "the text editor did not open"
+    QTest.keyClick(editor, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    QTest.keyClicks(editor, "(browser)")
+    settle()
+    shoot(ada, "text-editing")
+    editor.returnPressed.emit()
     about = show_about(ada)  # Help > About Whiteboard
     settle()
     shoot(about, "about-box")

@@ -3,6 +3,7 @@ board, what it shows while at work, and gestures for the undo history."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 
@@ -15,13 +16,26 @@ from tests.app.test_canvas import BLUE, RED, Session, drag, is_background, pixel
 from whiteboard.app.canvas import DEFAULT_FONT_SIZE
 from whiteboard.app.strokes import erase_ops, max_targets_per_op, move_ops
 from whiteboard.app.tools import EraserTool, TextTool, ToolKind
-from whiteboard.board import Erase, Move, OpId, OpKind, Shape, Stroke, Text, Tool, encode_op
+from whiteboard.board import (
+    Erase,
+    Move,
+    OpId,
+    OpKind,
+    Restyle,
+    Shape,
+    Stroke,
+    Text,
+    Tool,
+    encode_op,
+)
 from whiteboard.transport.raw import RawCore
 
 LEFT = Qt.MouseButton.LeftButton
 NONE = Qt.KeyboardModifier.NoModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 GREEN = 0xFF00C000
+# Every field of a restyle at its longest encoding: colour, width, fill, opacity, font size.
+_FULL_STYLE = (0xFFFFFFFF, 0.1, 0xFFFFFFFF, 255, 0.1)
 
 
 def shift_drag(canvas: object, points: list[tuple[int, int]]) -> None:
@@ -599,7 +613,9 @@ def test_target_ops_split_exactly_at_capacity() -> None:
     assert all(len(encode_op(op)) <= RawCore.max_payload for op in erases)
     moves = move_ops(ids, -1e9, 0.5, lambda: OpId(1, 1), RawCore.max_payload)
     assert all(len(encode_op(op)) <= RawCore.max_payload for op in moves)
-    # One more target would not have fitted.
-    assert len(encode_op(Move(OpId(2**32 - 1, 2**63 - 1), ids[: capacity + 1], -2e7, -2e7))) > (
+    # One more target would not have fitted in the largest of them, a restyle of every field.
+    fullest = Restyle(OpId(2**32 - 1, 2**63 - 1), tuple(ids[: capacity + 1]), *_FULL_STYLE)
+    assert len(encode_op(fullest)) > RawCore.max_payload
+    assert len(encode_op(dataclasses.replace(fullest, targets=fullest.targets[:-1]))) <= (
         RawCore.max_payload
     )

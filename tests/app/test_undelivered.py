@@ -10,7 +10,19 @@ from tests.app.test_local_edits import ME, OTHER, board_with, stroke
 from whiteboard.app.local_edits import UNDELIVERED_OPACITY, LocalEdits
 from whiteboard.app.session_state import SessionLink, SessionTracker
 from whiteboard.app.undelivered import reissue, waiting_notice
-from whiteboard.board import Board, Erase, Move, OpId, Redo, Undo
+from whiteboard.board import (
+    Board,
+    Erase,
+    Move,
+    OpId,
+    Redo,
+    Reorder,
+    Restyle,
+    Text,
+    TextEdit,
+    Undo,
+    ZPlace,
+)
 
 NEW = 99  # the member id of the next session
 
@@ -84,6 +96,19 @@ def test_reissue_renames_the_kept_ops_and_what_refers_to_them_in_order() -> None
     assert ops[4] == Undo(OpId(NEW, 5), OpId(NEW, 2))
     assert ops[5] == Redo(OpId(NEW, 6), OpId(ME, 0))
     assert plan.already_there == ()
+    # The edits of this issue name their objects likewise.
+    label = Text(OpId(ME, 7), 0.0, 0.0, "hi", 0xFF000000, 12.0)
+    kept = [
+        label,
+        TextEdit(OpId(ME, 8), label.id, "hello", 12.0),
+        Restyle(OpId(ME, 9), (label.id, theirs), colour=0xFF0000FF),
+        Reorder(OpId(ME, 10), (label.id,), ZPlace.BACK),
+    ]
+    ops = [op for _, op in reissue(kept, Board(), lambda: OpId(NEW, next(counter))).ops]
+    new_label = ops[0].id
+    assert ops[1] == TextEdit(ops[1].id, new_label, "hello", 12.0)
+    assert ops[2] == Restyle(ops[2].id, (new_label, theirs), colour=0xFF0000FF)
+    assert ops[3] == Reorder(ops[3].id, (new_label,), ZPlace.BACK)
 
 
 def test_reissue_skips_what_the_new_board_has_already() -> None:

@@ -1,13 +1,15 @@
-"""Restyling and reordering the selection in real windows, on RMP and on MTP over loopback
-multicast (issue 20, points 2 and 4): a colour, width and opacity picked with objects
+"""Restyling, reordering and editing text in real windows, on RMP and on MTP over loopback
+multicast (issue 20, points 2, 3 and 4): a colour, width and opacity picked with objects
 selected restyle them for both members, the Arrange shortcuts change their z-order for both,
-each is one undo step, and both boards hash the same."""
+a text double-clicked and edited changes for both; each is one undo step, and both boards
+hash the same."""
 
 from __future__ import annotations
 
 import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import drag, open_window
@@ -16,10 +18,11 @@ from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
 from whiteboard.app.toolbar import COLOURS, OPACITIES
 from whiteboard.app.window import MainWindow
-from whiteboard.board import OpId, OpKind, Shape
+from whiteboard.board import OpId, OpKind, Shape, Text
 from whiteboard.net.runtime import NetConfig
 
 LEFT, NONE = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
+SHIFT = Qt.KeyboardModifier.ShiftModifier
 RED = dict(COLOURS)["Red"]
 
 
@@ -115,3 +118,36 @@ def test_a_new_colour_refills_filled_shapes_and_leaves_hollow_ones_hollow(
     QTest.keySequence(window, "Ctrl+Z")  # one step: both restyles
     qtbot.waitUntil(lambda: shapes() == drawn, timeout=WAIT_MS)
     assert order(window) == [hollow, filled]
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", sorted(PAIRS))
+def test_a_text_edited_in_place_reaches_the_other_member(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    alice, bob = PAIRS[transport](qtbot, net)
+    press(alice, "t")
+    QTest.mouseClick(alice.canvas, LEFT, NONE, QPoint(80, 80))
+    QTest.keyClicks(QApplication.focusWidget(), "Hi")
+    QTest.keyClick(QApplication.focusWidget(), Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: len(bob.replica.board) == 1, timeout=WAIT_MS)
+    [label] = order(bob)
+
+    def words(window: MainWindow) -> str:
+        obj = window.replica.board.object(label)
+        assert obj is not None and isinstance(obj.op, Text)
+        return obj.op.text
+
+    press(alice, "v")
+    QTest.mouseDClick(alice.canvas, LEFT, NONE, QPoint(88, 92))
+    editor = QApplication.focusWidget()
+    QTest.keyClick(editor, Qt.Key.Key_Return, SHIFT)
+    QTest.keyClicks(editor, "there")
+    QTest.keyClick(editor, Qt.Key.Key_Return)
+    qtbot.waitUntil(lambda: words(bob) == "Hi\nthere", timeout=WAIT_MS)
+    assert alice.canvas.selection == (label,)
+    focus(alice)
+    QTest.keySequence(alice, "Ctrl+Z")
+    qtbot.waitUntil(lambda: words(bob) == words(alice) == "Hi", timeout=WAIT_MS)
+    assert OpKind.EDIT_TEXT in kinds(bob)
+    qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)

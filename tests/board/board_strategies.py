@@ -30,6 +30,7 @@ from whiteboard.board import (
     Shape,
     Stroke,
     Text,
+    TextEdit,
     Tool,
     Undo,
     ZPlace,
@@ -106,6 +107,14 @@ ops_by_kind: dict[str, st.SearchStrategy[Op]] = {
         width=st.none() | widths,
         fill=st.none() | colours,
         opacity=st.integers(0, 255),  # one field at least
+        font_size=st.none() | font_sizes,
+    ),
+    "edit_text": st.builds(
+        TextEdit,
+        id=op_ids,
+        target=op_ids,
+        text=st.text(min_size=1, max_size=80),
+        font_size=font_sizes,
     ),
     "reorder": st.builds(Reorder, id=op_ids, targets=target_lists, place=st.sampled_from(ZPlace)),
 }
@@ -138,7 +147,7 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
             st.sampled_from(
                 ("draw",) * 5
                 + ("erase", "move", "move", "clear", "undo", "undo", "redo", "redo")
-                + ("restyle", "restyle", "front", "back")
+                + ("restyle", "restyle", "front", "back", "edit_text", "edit_text")
             )
         )
         if kind == "draw" or not earlier:
@@ -166,15 +175,20 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
                 draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
             )
             # Each field set or not, so that concurrent restyles overlap in some fields only.
-            colour, width, fill, opacity = draw(
+            colour, width, fill, opacity, size = draw(
                 st.tuples(
                     st.none() | st.sampled_from((0xFF112233, 0x80445566)),
                     st.none() | st.sampled_from((1.5, 7.0)),
                     st.none() | st.sampled_from((0, 0x40AABBCC)),
                     st.none() | st.sampled_from((0, 99, 255)),
-                ).filter(lambda fields: fields != (None, None, None, None))
+                    st.none() | st.sampled_from((9.0, 40.0)),
+                ).filter(lambda fields: fields != (None,) * 5)
             )
-            op = Restyle(op_id, targets, colour, width, fill, opacity)
+            op = Restyle(op_id, targets, colour, width, fill, opacity, size)
+        elif kind == "edit_text":
+            words = draw(st.sampled_from(("one", "two\nlines", "three")))
+            size = draw(st.sampled_from((8.0, 30.0)))
+            op = TextEdit(op_id, draw(st.sampled_from(pool)), words, size)
         elif kind in ("front", "back"):
             targets = tuple(
                 draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
@@ -221,6 +235,12 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
             for target in op.targets:
                 if target in objects:
                     objects[target][0] = _restyled_by_the_book(objects[target][0], op)
+        elif isinstance(op, TextEdit):
+            if op.target in objects and isinstance(objects[op.target][0], Text):
+                text = objects[op.target][0]
+                objects[op.target][0] = dataclasses.replace(
+                    text, text=op.text, font_size=op.font_size
+                )
         elif isinstance(op, Reorder):
             # To the front: above everything there now, in the order they were; to the back:
             # below everything, likewise.
@@ -243,6 +263,8 @@ def _restyled_by_the_book(op: Op, restyle: Restyle) -> Op:
         fields["width"] = restyle.width
     if restyle.fill is not None and isinstance(op, Shape):
         fields["fill"] = restyle.fill
+    if restyle.font_size is not None and isinstance(op, Text):
+        fields["font_size"] = restyle.font_size
     if restyle.opacity is not None:
         alpha = restyle.opacity << 24
         colour = fields.get("colour", op.colour)  # type: ignore[union-attr]

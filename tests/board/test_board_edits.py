@@ -23,6 +23,7 @@ from whiteboard.board import (
     Shape,
     Stroke,
     Text,
+    TextEdit,
     Undo,
     ZPlace,
     decode_op,
@@ -189,9 +190,13 @@ def test_a_moved_restyled_reordered_object_survives_a_snapshot_and_a_copy() -> N
     [
         (
             Restyle(OpId(A, 1), (OpId(B, 2),), colour=0xFF000000, opacity=7),
-            [12, A, 1, [B, 2], 0xFF000000, None, None, 7],
+            [12, A, 1, [B, 2], 0xFF000000, None, None, 7, None],
         ),
         (Reorder(OpId(A, 1), (OpId(B, 2), OpId(B, 3)), BACK), [13, A, 1, [B, 2, B, 3], 2]),
+        (
+            TextEdit(OpId(A, 1), OpId(B, 2), "two\nlines", 30.0),
+            [14, A, 1, B, 2, "two\nlines", 30.0],
+        ),
     ],
 )
 def test_the_wire_layout_of_the_new_ops(op: Op, wire: list[object]) -> None:
@@ -204,9 +209,12 @@ def test_the_wire_layout_of_the_new_ops(op: Op, wire: list[object]) -> None:
 @pytest.mark.parametrize(
     ("wire", "message"),
     [
-        ([12, A, 1, [B, 2], None, None, None, None], "at least one of its style fields"),
-        ([12, A, 1, [B, 2], None, 0.0, None, None], "'width'"),
-        ([12, A, 1, [B, 2], None, None, None, 256], "'opacity'"),
+        ([12, A, 1, [B, 2], None, None, None, None, None], "at least one of its style fields"),
+        ([12, A, 1, [B, 2], None, 0.0, None, None, None], "'width'"),
+        ([12, A, 1, [B, 2], None, None, None, 256, None], "'opacity'"),
+        ([12, A, 1, [B, 2], None, None, None, None, 1001.0], "'font_size'"),
+        ([14, A, 1, B, 2, "", 12.0], "'text'"),
+        ([14, A, 1, B, 2, "hi"], "array of 7 items"),
         ([13, A, 1, [B, 2], 3], "'place'"),
         ([13, A, 1, [], 1], "'targets'"),
     ],
@@ -218,3 +226,43 @@ def test_bad_new_ops_are_refused_by_name(wire: list[object], message: str) -> No
         decode_op(msgpack.packb(wire))
     with pytest.raises(InvalidOpError):
         Restyle(OpId(A, 1), (OpId(B, 2),))
+
+
+def label(author: int, counter: int) -> Text:
+    return Text(OpId(author, counter), 5.0, 5.0, "draft", 0xFF000000, 20.0)
+
+
+def test_concurrent_text_edits_the_later_key_wins_and_a_size_set_after_it_applies() -> None:
+    log = [
+        ((1,), label(A, 1)),
+        ((5,), TextEdit(OpId(A, 2), OpId(A, 1), "Alice's\nwords", 20.0)),
+        ((6,), TextEdit(OpId(B, 1), OpId(A, 1), "Bob's", 32.0)),
+        ((7,), Restyle(OpId(A, 3), (OpId(A, 1),), font_size=12.0, colour=0xFF0000FF)),
+    ]
+    hashes = set()
+    for board in every_order(log):
+        obj = board.object(OpId(A, 1))
+        assert obj is not None and isinstance(obj.op, Text)
+        assert (obj.op.text, obj.op.font_size, obj.op.colour) == ("Bob's", 12.0, 0xFF0000FF)
+        hashes.add(board.hash())
+    assert len(hashes) == 1
+
+
+def test_a_text_edit_of_a_drawing_that_is_not_text_does_nothing() -> None:
+    board = Board()
+    board.apply((1,), stroke(A, 1))
+    change = board.apply((2,), TextEdit(OpId(B, 1), OpId(A, 1), "words", 10.0))
+    assert not change.affected and board.objects()[0].op == stroke(A, 1)
+
+
+def test_undoing_a_text_edit_brings_the_words_before_it_back() -> None:
+    board = Board()
+    board.apply((1,), label(A, 1))
+    board.apply((2,), TextEdit(OpId(A, 2), OpId(A, 1), "first", 20.0))
+    board.apply((3,), TextEdit(OpId(B, 1), OpId(A, 1), "second", 20.0))
+    board.apply((4,), Undo(OpId(B, 2), OpId(B, 1)))
+    obj = board.object(OpId(A, 1))
+    assert obj is not None and obj.op.text == "first"  # type: ignore[union-attr]
+    board.apply((5,), Undo(OpId(A, 3), OpId(A, 2)))
+    obj = board.object(OpId(A, 1))
+    assert obj is not None and obj.op == label(A, 1)

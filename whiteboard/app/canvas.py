@@ -49,7 +49,15 @@ from whiteboard.app.local_edits import LocalEdits, targets
 from whiteboard.app.render import prepare_painting
 from whiteboard.app.scene_index import Scene
 from whiteboard.app.tiles import TILE, TileKey
-from whiteboard.app.tools import BaseTool, PenTool, Pointer, SelectTool, ToolKind, make_tool
+from whiteboard.app.tools import (
+    BaseTool,
+    PenTool,
+    Pointer,
+    SelectTool,
+    TextTool,
+    ToolKind,
+    make_tool,
+)
 from whiteboard.app.tools.base import HIT_TOLERANCE
 from whiteboard.app.undelivered import UNDELIVERED_TIP
 from whiteboard.app.view import (
@@ -70,6 +78,7 @@ from whiteboard.board import (
     Op,
     OpId,
     OrderKey,
+    Text,
 )
 
 BACKGROUND = QColor(255, 255, 255)
@@ -240,6 +249,16 @@ class BoardCanvas(QWidget):
         self.set_tool(ToolKind.SELECT)
         self.set_selection([item.id for item in self._scene.items()])
 
+    def edit_text(self, op_id: OpId) -> None:
+        """Edit the text ``op_id`` in place, with the text tool; Enter goes back to select."""
+        item = self._scene.get(op_id)
+        if item is None or not isinstance(item.op, Text):
+            return
+        self.set_tool(ToolKind.TEXT)
+        tool = self._tool
+        if isinstance(tool, TextTool):
+            tool.edit(item, back_to_select=True)
+
     def delete_selection(self) -> None:
         """Erase the selected objects (one gesture)."""
         if isinstance(self._tool, SelectTool):
@@ -353,6 +372,11 @@ class BoardCanvas(QWidget):
         scene = self._scene
         rects += [r for i in ids if (item := scene.get(i)) for r in layers.rects(item)]
         self._refresh_all(rects)
+
+    def lifted_opacity(self, op_id: OpId) -> float | None:
+        """The opacity a tool shows ``op_id`` at (0: hidden, a text being edited), None if
+        no tool lifted it."""
+        return self._edits.lifted.get(op_id)
 
     def start_live_timer(self) -> None:
         if self.live_chunks:
@@ -610,6 +634,13 @@ class BoardCanvas(QWidget):
             return
         self._pressed = False
         self._tool.release(self._pointer(event.position(), event.modifiers()))
+        event.accept()
+
+    def mouseDoubleClickEvent(self, event: QMouseEvent) -> None:
+        if event.button() != Qt.MouseButton.LeftButton or self._read_only or self._space:
+            super().mouseDoubleClickEvent(event)
+            return
+        self._tool.double_click(self._pointer(event.position(), event.modifiers()))
         event.accept()
 
     def wheelEvent(self, event: QWheelEvent) -> None:

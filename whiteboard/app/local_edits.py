@@ -6,7 +6,7 @@ must see it as done, or the board blinks for a round trip: a pending drawing is 
 every delivered object, a pending move shows its objects moved, a pending erase hides them. A
 tool also *lifts* objects while a gesture is under way (the eraser dims what it will erase,
 select drags what it moves): they are shown at an opacity, moved by the drag. A pending
-restyle shows its objects restyled; a pending reorder changes nothing until it is delivered
+restyle or text edit shows its object so; a pending reorder changes nothing until it is delivered
 (a round trip: RMP's few milliseconds, an MTP token's tens).
 
 When the session ends with ops still pending, they are not dropped: they are *undelivered*,
@@ -40,8 +40,9 @@ from whiteboard.board import (
     Stroke,
     TargetedOp,
     Text,
+    TextEdit,
 )
-from whiteboard.board.edits import restyled
+from whiteboard.board.edits import edited
 from whiteboard.board.geometry import Rect
 
 if TYPE_CHECKING:
@@ -81,7 +82,8 @@ class LocalEdits:
         # Derived from _pending (see _recount), so that showing an object is a lookup.
         self._erasing: Counter[OpId] = Counter()  # targets of pending erases
         self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
-        self._restyling: dict[OpId, list[Restyle]] = {}  # pending restyles, in the order sent
+        # Pending restyles and text edits by target, in the order sent.
+        self._restyling: dict[OpId, list[Restyle | TextEdit]] = {}
         self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
         # Pending ops a session ended without delivering back: kept, shown dimmed, sent again.
         self._undelivered: set[OpId] = set()
@@ -130,7 +132,7 @@ class LocalEdits:
         self._pending_seq.pop(op_id, None)
         self._undelivered.discard(op_id)
         self._sent_again.discard(op_id)
-        if isinstance(op, Erase | Move | Restyle):
+        if isinstance(op, Erase | Move | Restyle | TextEdit):
             # Only these change what _recount derives: a drawing withdrawn leaves it as it
             # is, and a recount is a pass over every pending op.
             self._recount()
@@ -174,7 +176,7 @@ class LocalEdits:
     def _recount(self) -> None:
         erasing: Counter[OpId] = Counter()
         moving: dict[OpId, tuple[float, float]] = {}
-        restyling: dict[OpId, list[Restyle]] = {}
+        restyling: dict[OpId, list[Restyle | TextEdit]] = {}
         for op in self._pending.values():
             if isinstance(op, Erase):
                 erasing.update(op.targets)
@@ -182,7 +184,7 @@ class LocalEdits:
                 for target in op.targets:
                     mx, my = moving.get(target, (0.0, 0.0))
                     moving[target] = (mx + op.dx, my + op.dy)
-            elif isinstance(op, Restyle):
+            elif isinstance(op, Restyle | TextEdit):
                 for target in op.targets:
                     restyling.setdefault(target, []).append(op)
         self._erasing = erasing
@@ -223,8 +225,8 @@ class LocalEdits:
         return self._restyled(op), dx, dy, order
 
     def _restyled(self, op: DrawingOp) -> DrawingOp:
-        for restyle in self._restyling.get(op.id, ()):
-            op = restyled(op, restyle)
+        for edit in self._restyling.get(op.id, ()):
+            op = edited(op, edit)
         return op
 
     def shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:

@@ -48,6 +48,7 @@ class Style:
     width: float | None = None
     fill: int | None = None
     opacity: int | None = None
+    font_size: float | None = None
 
 # Points closer to the simplified line than this (logical pixels) are dropped. Under half a
 # pixel, so the simplified stroke is indistinguishable from the captured one even at 2x DPI.
@@ -162,7 +163,9 @@ def max_targets_per_op(max_payload: int) -> int:
     largest)."""
     probes = (
         Move(_LARGEST_ID, (_LARGEST_ID,), -MAX_DELTA, -MAX_DELTA),
-        Restyle(_LARGEST_ID, (_LARGEST_ID,), MAX_COLOUR, MAX_WIDTH, MAX_COLOUR, MAX_OPACITY),
+        Restyle(
+            _LARGEST_ID, (_LARGEST_ID,), MAX_COLOUR, MAX_WIDTH, MAX_COLOUR, MAX_OPACITY, 0.1
+        ),
     )
     largest = max(len(encode_op(probe)) for probe in probes)
     overhead = largest - _BYTES_PER_TARGET + _ARRAY_HEADER_GROWTH
@@ -207,7 +210,9 @@ def restyle_ops(
 ) -> list[Restyle]:
     """The Restyle ops setting ``style`` on ``targets``, as few as fit in the payloads."""
     return [
-        Restyle(next_id(), batch, style.colour, style.width, style.fill, style.opacity)
+        Restyle(
+            next_id(), batch, style.colour, style.width, style.fill, style.opacity, style.font_size
+        )
         for batch in _batches(targets, max_payload)
     ]
 

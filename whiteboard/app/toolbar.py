@@ -9,9 +9,9 @@ from PySide6.QtCore import QObject, QSize, Signal
 from PySide6.QtGui import QAction, QActionGroup, QColor, QIcon, QKeySequence, QPixmap
 from PySide6.QtWidgets import QColorDialog, QComboBox, QLabel, QToolBar, QWidget
 
-from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_WIDTH, BoardCanvas
+from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_FONT_SIZE, DEFAULT_WIDTH, BoardCanvas
 from whiteboard.app.strokes import Style
-from whiteboard.app.tools import ToolKind
+from whiteboard.app.tools import TextTool, ToolKind
 from whiteboard.board.edits import opacity_of
 
 COLOURS: tuple[tuple[str, int], ...] = (
@@ -24,6 +24,7 @@ COLOURS: tuple[tuple[str, int], ...] = (
 )
 WIDTHS: tuple[float, ...] = (1.0, 3.0, 6.0, 12.0, 24.0)
 OPACITIES: tuple[int, ...] = (255, 191, 128, 64)  # 100%, 75%, 50%, 25%: a colour's alpha
+TEXT_SIZES: tuple[float, ...] = (12.0, 16.0, 24.0, 32.0, 48.0, 72.0)  # board units
 # Tool, label, shortcut: one letter each, as in most drawing programs.
 TOOLS: tuple[tuple[ToolKind, str, str], ...] = (
     (ToolKind.SELECT, "Select and move", "V"),
@@ -121,10 +122,22 @@ class DrawingToolbar(QToolBar):
             lambda index: self._pick_opacity(int(self.opacity_box.itemData(index)))
         )
         self.addWidget(self.opacity_box)
+        self.addSeparator()
+        self.addWidget(QLabel("Text ", self))
+        self.text_size_box = QComboBox(self)
+        self.text_size_box.setToolTip("Size of the text typed next, and of selected texts")
+        for size in TEXT_SIZES:
+            self.text_size_box.addItem(f"{size:g}", size)
+        self.text_size_box.setCurrentIndex(TEXT_SIZES.index(DEFAULT_FONT_SIZE))
+        self.text_size_box.activated.connect(
+            lambda index: self._pick_text_size(float(self.text_size_box.itemData(index)))
+        )
+        self.addWidget(self.text_size_box)
         self.set_colour(canvas.colour if canvas.colour else DEFAULT_COLOUR)
         self._tips: dict[QAction | QWidget, str] = {a: a.toolTip() for a in self.drawing_actions()}
         self._tips[self.width_box] = self.width_box.toolTip()
         self._tips[self.opacity_box] = self.opacity_box.toolTip()
+        self._tips[self.text_size_box] = self.text_size_box.toolTip()
 
     def drawing_actions(self) -> list[QAction]:
         """What draws or styles a drawing: of no use to a member who cannot send."""
@@ -179,6 +192,13 @@ class DrawingToolbar(QToolBar):
         self.set_colour((rgb & 0xFFFFFF) | (opacity_of(self.canvas.colour) << 24))
         fill = self.canvas.fill if self.fill_action.isChecked() else None
         self._pick(Style(colour=self.canvas.colour, fill=fill))
+
+    def _pick_text_size(self, size: float) -> None:
+        self.canvas.font_size = size
+        tool = self.canvas.active_tool
+        if isinstance(tool, TextTool) and tool.active:
+            tool.set_font_size(size)  # the text being typed, or edited, too
+        self._pick(Style(font_size=size))
 
     def _pick_opacity(self, alpha: int) -> None:
         self.set_colour((self.canvas.colour & 0xFFFFFF) | (alpha << 24))

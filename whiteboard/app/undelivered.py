@@ -24,7 +24,7 @@ import dataclasses
 from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass
 
-from whiteboard.board import Op, OpId, Redo, TargetedOp, Undo
+from whiteboard.board import Op, OpId, Redo, TargetedOp, TextEdit, Undo
 
 # The tooltip of an undelivered drawing, and the notice of how many wait.
 UNDELIVERED_TIP = (
@@ -57,13 +57,13 @@ def reissue(kept: Iterable[Op], board: Container[OpId], next_id: Callable[[], Op
 
 
 def _renamed(op: Op, new_id: OpId, renamed: dict[OpId, OpId]) -> Op:
+    if isinstance(op, Undo | Redo | TextEdit):
+        return dataclasses.replace(op, id=new_id, target=renamed.get(op.target, op.target))
     if isinstance(op, TargetedOp):
         # The ids are distinct before renaming, and renaming maps distinct ids to distinct new
         # ones (never to an old id: new ids carry the new session's member id).
         targets = tuple(renamed.get(t, t) for t in op.targets)
         return dataclasses.replace(op, id=new_id, targets=targets)
-    if isinstance(op, Undo | Redo):
-        return dataclasses.replace(op, id=new_id, target=renamed.get(op.target, op.target))
     return dataclasses.replace(op, id=new_id)
 
 

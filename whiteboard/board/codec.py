@@ -34,6 +34,7 @@ from whiteboard.board.ops import (
     Shape,
     Stroke,
     Text,
+    TextEdit,
     Undo,
     stroke_from_wire,
 )
@@ -54,8 +55,9 @@ WIRE_FIELDS: dict[OpKind, tuple[str, ...]] = {
     OpKind.UNDO: ("target_author", "target_counter"),
     OpKind.REDO: ("target_author", "target_counter"),
     # A style field left as it is travels as nil.
-    OpKind.RESTYLE: ("targets", "colour", "width", "fill", "opacity"),
+    OpKind.RESTYLE: ("targets", "colour", "width", "fill", "opacity", "font_size"),
     OpKind.REORDER: ("targets", "place"),
+    OpKind.EDIT_TEXT: ("target_author", "target_counter", "text", "font_size"),
 }
 
 # Limits handed to msgpack so that a hostile length prefix cannot make it allocate much. They
@@ -112,10 +114,13 @@ def op_to_wire(op: Op) -> list[Any]:
         case Restyle():
             return [
                 12, author, counter, _flat_ids(op.targets),
-                op.colour, op.width, op.fill, op.opacity,
+                op.colour, op.width, op.fill, op.opacity, op.font_size,
             ]  # fmt: skip
         case Reorder():
             return [13, author, counter, _flat_ids(op.targets), int(op.place)]
+        case TextEdit():
+            target = op.target
+            return [14, author, counter, target.author, target.counter, op.text, op.font_size]
     raise AssertionError(f"unhandled op type {type(op).__name__}")
 
 
@@ -196,7 +201,9 @@ def op_from_wire(item: object) -> Op:
             return Redo(op_id, values)
         if kind is OpKind.RESTYLE:
             return Restyle(op_id, _pairs("targets", values[0]), *values[1:])
-        return Reorder(op_id, _pairs("targets", values[0]), *values[1:])
+        if kind is OpKind.REORDER:
+            return Reorder(op_id, _pairs("targets", values[0]), *values[1:])
+        return TextEdit(op_id, values[:2], *values[2:])
     except InvalidOpError as error:
         raise OpDecodeError(str(error)) from None
 

@@ -1,7 +1,7 @@
-"""What the ops that edit an object do to it, one op at a time: a restyle to its drawing op,
-a reorder to its place in the z-order. The board folds an object's edits in key order
-(whiteboard/board/model.py); the canvas shows its own edits in flight with the same
-functions (whiteboard/app/local_edits.py), so both agree on what an edit looks like.
+"""What the ops that edit an object do to it, one op at a time: a restyle or a text edit
+to its drawing op, a reorder to its place in the z-order. The board folds an object's edits
+in key order (whiteboard/board/model.py); the canvas shows its own edits in flight with the
+same functions (whiteboard/app/local_edits.py), so both agree on what an edit looks like.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from whiteboard.board.ops import (
     Restyle,
     Shape,
     Stroke,
+    Text,
+    TextEdit,
     ZPlace,
 )
 
@@ -52,6 +54,15 @@ def _with_alpha(colour: int, opacity: int) -> int:
     return (colour & 0x00FFFFFF) | (opacity << 24)
 
 
+def edited(op: DrawingOp, edit: Restyle | TextEdit) -> DrawingOp:
+    """``op`` with a restyle or a text edit applied; ``op`` itself if nothing changes."""
+    if isinstance(edit, Restyle):
+        return restyled(op, edit)
+    if not isinstance(op, Text) or (op.text, op.font_size) == (edit.text, edit.font_size):
+        return op
+    return dataclasses.replace(op, text=edit.text, font_size=edit.font_size)
+
+
 def restyled(op: DrawingOp, restyle: Restyle) -> DrawingOp:
     """``op`` with ``restyle`` applied: the fields it sets that ``op`` has; ``op`` itself
     if nothing changes. A fill of 0 means no fill, so opacity leaves it at 0."""
@@ -69,6 +80,9 @@ def restyled(op: DrawingOp, restyle: Restyle) -> DrawingOp:
         changes["colour"] = colour
     if restyle.width is not None and isinstance(op, Stroke | Shape) and restyle.width != op.width:
         changes["width"] = restyle.width
+    size = restyle.font_size
+    if size is not None and isinstance(op, Text) and size != op.font_size:
+        changes["font_size"] = size
     if not changes:
         return op
     return dataclasses.replace(op, **changes)
@@ -79,5 +93,5 @@ def opacity_of(colour: int) -> int:
     return (colour & MAX_COLOUR) >> 24
 
 
-__all__ = ["ZOrder", "opacity_of", "reordered", "restyled"]
+__all__ = ["ZOrder", "edited", "opacity_of", "reordered", "restyled"]
 

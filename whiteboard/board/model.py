@@ -2,8 +2,8 @@
 
 Definition (docs/board-model.md has the long form): sort the ops by order key; an op is *in
 effect* unless the last valid UNDO/REDO aimed at it is an UNDO; the visible state is the fold,
-in key order, of the ops in effect (drawings create objects, ERASE/MOVE/RESTYLE/REORDER/CLEAR
-act on the objects that exist at their place in the order).
+in key order, of the ops in effect (drawings create objects; ERASE, CLEAR and the edits, MOVE,
+RESTYLE, REORDER and EDIT_TEXT, act on the objects that exist at their place in the order).
 
 The implementation never runs that fold. Nothing in the fold brings a removed object back, so
 the fold factorises per object: object X (a drawing op) is visible iff
@@ -12,8 +12,9 @@ the fold factorises per object: object X (a drawing op) is visible iff
 * no CLEAR in effect and no ERASE in effect that targets X comes after X in the order,
 
 and it is X's drawing op edited by the *edits* in effect that target X and come after X
-(MOVE, RESTYLE, REORDER), folded in key order: its offset is the sum, starting from 0.0, of
-the moves' (dx, dy); its style is the drawing's with each restyle applied in turn; its place
+(MOVE, RESTYLE, REORDER, EDIT_TEXT), folded in key order: its offset is the sum, starting
+from 0.0, of the moves' (dx, dy); its style and words are the drawing's with each restyle and
+text edit applied in turn; its place
 in the z-order is the drawing's sort key, reordered by each reorder in turn
 (whiteboard/board/edits.py). The board keeps indexes (ERASEs and edits by target, the
 greatest CLEAR in effect, the deciding UNDO/REDO per target) so that any apply, late or not,
@@ -41,7 +42,7 @@ from whiteboard.board.codec import (
     op_from_wire,
     op_to_wire,
 )
-from whiteboard.board.edits import ZOrder, reordered, restyled
+from whiteboard.board.edits import ZOrder, edited, reordered
 from whiteboard.board.ops import (
     OP_TYPES,
     Clear,
@@ -58,6 +59,7 @@ from whiteboard.board.ops import (
     Shape,
     Stroke,
     Text,
+    TextEdit,
     Undo,
 )
 
@@ -414,7 +416,7 @@ class Board:
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
-        elif isinstance(op, Move | Restyle | Reorder):
+        elif isinstance(op, Move | Restyle | Reorder | TextEdit):
             self._apply_edit(op, sort_key, late, before)
         elif isinstance(op, Clear):
             self._clears.append(op_id)
@@ -472,7 +474,7 @@ class Board:
         target_op = entry.op
         if isinstance(target_op, Stroke | Shape | Text):
             self._refresh(target, before)
-        elif isinstance(target_op, Erase | Move | Restyle | Reorder):
+        elif isinstance(target_op, Erase | Move | Restyle | Reorder | TextEdit):
             if isinstance(target_op, Reorder):
                 self._reordered = True
             for erased_or_edited in target_op.targets:
@@ -693,8 +695,8 @@ def _edited(obj: BoardObject, edit: EditOp, edit_key: SortKey, own_key: SortKey)
     one step of the per-object fold (module docstring)."""
     if isinstance(edit, Move):
         return BoardObject(obj.op, obj.dx + edit.dx, obj.dy + edit.dy, obj.z)
-    if isinstance(edit, Restyle):
-        op = restyled(obj.op, edit)
+    if isinstance(edit, Restyle | TextEdit):
+        op = edited(obj.op, edit)
         return obj if op is obj.op else BoardObject(op, obj.dx, obj.dy, obj.z)
     previous = own_key if obj.z is None else obj.z
     return BoardObject(obj.op, obj.dx, obj.dy, reordered(edit.place, edit_key, previous))

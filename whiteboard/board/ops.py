@@ -48,6 +48,7 @@ class OpKind(IntEnum):
     REDO = 11
     RESTYLE = 12
     REORDER = 13
+    EDIT_TEXT = 14
 
 
 SHAPE_KINDS = frozenset({OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW})
@@ -409,7 +410,7 @@ class Redo:
 class Restyle:
     """Restyles the target objects that exist at this op's place in the order: each field
     given (not None) replaces that part of their style, where they have it (a stroke has no
-    fill; a text's size is its font's). ``opacity`` replaces the alpha of the outline and of
+    fill; only a text has a font size). ``opacity`` replaces the alpha of the outline and of
     a fill, so that it keeps each object's own colours (docs/board-model.md)."""
 
     id: OpId
@@ -418,6 +419,7 @@ class Restyle:
     width: float | None = None
     fill: int | None = None
     opacity: int | None = None
+    font_size: float | None = None
 
     kind: ClassVar[OpKind] = OpKind.RESTYLE
 
@@ -432,7 +434,10 @@ class Restyle:
             _set(self, "fill", _check_int("fill", self.fill, 0, MAX_COLOUR))
         if self.opacity is not None:
             _set(self, "opacity", _check_int("opacity", self.opacity, 0, MAX_OPACITY))
-        if (self.colour, self.width, self.fill, self.opacity) == (None, None, None, None):
+        if self.font_size is not None:
+            _set(self, "font_size", _check_positive("font_size", self.font_size, MAX_FONT_SIZE))
+        fields = (self.colour, self.width, self.fill, self.opacity, self.font_size)
+        if fields == (None,) * len(fields):
             raise InvalidOpError("a restyle must set at least one of its style fields")
 
 
@@ -453,13 +458,37 @@ class Reorder:
         _set(self, "place", ZPlace(_check_int("place", self.place, _PLACE_LOW, _PLACE_HIGH)))
 
 
-Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder
+@dataclass(frozen=True, slots=True)
+class TextEdit:
+    """Rewrites the text object ``target``, if it exists at this op's place in the order:
+    its words and its font size (both, as the editor left them)."""
+
+    id: OpId
+    target: OpId
+    text: str
+    font_size: float
+
+    kind: ClassVar[OpKind] = OpKind.EDIT_TEXT
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "target", _check_id("target", self.target))
+        _set(self, "text", _check_text(self.text))
+        _set(self, "font_size", _check_positive("font_size", self.font_size, MAX_FONT_SIZE))
+
+    @property
+    def targets(self) -> tuple[OpId]:
+        """The one object it edits, as the other edits name theirs."""
+        return (self.target,)
+
+
+Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder | TextEdit
 DrawingOp = Stroke | Shape | Text
 # The ops that act on objects named by id (their ``targets``).
-TargetedOp = Erase | Move | Restyle | Reorder
+TargetedOp = Erase | Move | Restyle | Reorder | TextEdit
 # The ops that change an object without removing it: folded per object, in key order.
-EditOp = Move | Restyle | Reorder
+EditOp = Move | Restyle | Reorder | TextEdit
 OP_TYPES: tuple[type, ...] = (
-    Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder,
+    Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder, TextEdit,
 )  # fmt: skip
 DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text)

@@ -29,6 +29,7 @@ from whiteboard.board.ops import (
     Shape,
     Stroke,
     Text,
+    TextEdit,
     Undo,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
@@ -314,8 +315,10 @@ def op_fields(op: Op) -> dict[str, Any]:
             return {"targets": len(op.targets), "dx": op.dx, "dy": op.dy}
         case Restyle():
             style = {"colour": op.colour, "width": op.width, "fill": op.fill}
-            style["opacity"] = op.opacity
+            style |= {"opacity": op.opacity, "font_size": op.font_size}
             return {"targets": len(op.targets)} | {k: v for k, v in style.items() if v is not None}
+        case TextEdit():
+            return {"target": str(op.target), "chars": len(op.text), "font_size": op.font_size}
         case Reorder():
             return {"targets": len(op.targets), "place": op.place.name}
         case Undo() | Redo():
@@ -352,11 +355,11 @@ def _estimated_text_rect(op: Text) -> Rect:
 
 def target_authors(op: Op) -> list[int] | None:
     """The author of each target of an ERASE, MOVE, RESTYLE or REORDER, in order; of an
-    UNDO's or REDO's one target. ``None`` for other ops."""
+    UNDO's, REDO's or EDIT_TEXT's one target. ``None`` for other ops."""
     match op:
         case Erase() | Move() | Restyle() | Reorder():
             return [target.author for target in op.targets]
-        case Undo() | Redo():
+        case Undo() | Redo() | TextEdit():
             return [op.target.author]
     return None
 

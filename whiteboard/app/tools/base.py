@@ -93,6 +93,11 @@ class ToolHost(Protocol):
 
     def set_selection(self, ids: Sequence[OpId]) -> None: ...
 
+    def set_tool(self, kind: ToolKind) -> None: ...
+
+    def edit_text(self, op_id: OpId) -> None:
+        """Edit the text ``op_id`` in place with the text tool (from the select tool)."""
+
     def start_live_timer(self) -> None: ...
 
     def stop_live_timer(self) -> None: ...
@@ -117,6 +122,9 @@ class BaseTool:
         pass
 
     def release(self, pointer: Pointer) -> None:
+        pass
+
+    def double_click(self, pointer: Pointer) -> None:
         pass
 
     def key_press(self, event: QKeyEvent) -> bool:

@@ -28,7 +28,7 @@ from whiteboard.app.tools.base import (
     ToolKind,
 )
 from whiteboard.app.view import Rect, View, rect_from_points, rect_inflated, rect_translated
-from whiteboard.board import OpId
+from whiteboard.board import OpId, Text
 
 SELECTION_COLOUR = QColor(30, 136, 229)
 MARQUEE_FILL = QColor(30, 136, 229, 40)
@@ -115,6 +115,13 @@ class SelectTool(BaseTool):
         else:
             self.host.refresh(before)
             self.host.refresh(self._marquee_rect())
+
+    def double_click(self, pointer: Pointer) -> None:
+        """On a text: edit it in place."""
+        host = self.host
+        item = host.scene.topmost_at(pointer.x, pointer.y, HIT_TOLERANCE / host.view.scale)
+        if item is not None and isinstance(item.op, Text):
+            host.edit_text(item.id)
 
     def release(self, pointer: Pointer) -> None:
         if self._mode is _Mode.IDLE:
