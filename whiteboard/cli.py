@@ -153,11 +153,12 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--seed", type=int, default=1)
     sim.add_argument(
         "--workload",
-        choices=["uniform", "collab"],
+        choices=["uniform", "collab", "edit"],  # whiteboard/sim/scenario.py WORKLOADS
         default="uniform",
         help="uniform: synthetic strokes round robin at --rate; collab: people drawing in turns "
         "and bursts with idle gaps, each mostly in their own region, erasing, moving and "
-        "undoing, and sending presences as the app does (--rate is not used)",
+        "undoing, and sending presences as the app does (--rate is not used); edit: the same "
+        "ten times faster with every kind of edit (restyle, reorder, text edit) mixed in",
     )
     sim.add_argument(
         "--crash",

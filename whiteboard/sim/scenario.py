@@ -22,11 +22,11 @@ from whiteboard.security import SessionKey
 from whiteboard.sim.network import Impairment
 from whiteboard.sim.recording import DEFAULT_START, SimRecorder
 from whiteboard.sim.session import ParamsFor, Peer, SimSession
-from whiteboard.sim.workload import CollabWorkload
+from whiteboard.sim.workload import MIXES, CollabWorkload
 from whiteboard.transport.events import Delivered, Event, EventHandler
 from whiteboard.transport.registry import describe
 
-WORKLOADS = ("uniform", "collab")
+WORKLOADS = ("uniform", *MIXES)  # uniform: round-robin strokes (whiteboard/sim/session.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +67,8 @@ class ScenarioConfig:
     rate: float = 100.0  # strokes per second, all peers together
     settle_s: float = 120.0  # virtual time allowed after the last stroke for repairs
     params: Mapping[str, object] = field(default_factory=dict)
-    workload: str = "uniform"  # or "collab": people drawing (--rate is not used)
+    # Or "collab": people drawing; "edit": people editing, every op kind (--rate not used).
+    workload: str = "uniform"
     log_dir: Path | None = None  # record every member's session log there
     start: float = DEFAULT_START.timestamp()  # the logs' wall-clock time at virtual time 0
     crashes: tuple[Crash, ...] = ()
@@ -221,7 +222,8 @@ def run_scenario(config: ScenarioConfig) -> dict[str, object]:
         session.skip_draws_while_down = True
         session.handler_wrappers.append(watch.wrap)
     # The workload before the recorder: the recorder must see what the workload's members send.
-    workload = CollabWorkload(session, config.seed) if config.workload == "collab" else None
+    mix = MIXES.get(config.workload)
+    workload = None if mix is None else CollabWorkload(session, config.seed, mix)
     recorder = None
     if config.log_dir is not None:
         run_key = repr(dataclasses.replace(config, log_dir=None))

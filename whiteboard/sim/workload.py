@@ -1,4 +1,5 @@
-"""The ``collab`` workload: people drawing together, for realistic session logs.
+"""The ``collab`` and ``edit`` workloads: people drawing together, for realistic session logs,
+and people editing what is drawn, to exercise the protocols with every kind of op.
 
 The default (``uniform``) workload of ``whiteboard sim`` draws synthetic strokes round robin at
 a fixed rate: right for measuring a protocol, nothing like a meeting. Analytics of how people
@@ -15,6 +16,10 @@ board ops that looks like a session of several people at one board:
   the 2000x1500 synthetic area), spilling over its edges, and sometimes in someone else's;
 * **edits**: members erase, move and undo (then sometimes redo) their own work, and now and
   then erase or move someone else's: always what they could have seen, drawn a second before.
+
+The ``edit`` workload (:data:`EDIT`) is the same session ten times faster, with far more
+editing: restyles, reorders to the front and back, and rewrites of labels (which it draws
+more of), each of one's own work or someone else's; a member's undo takes back any of them.
 
 Drawings are shaped by :mod:`whiteboard.board.synthetic` (strokes mostly, some shapes, a few
 labels) and moved into place; each member favours a colour of their own.
@@ -33,7 +38,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 
-from whiteboard.board import Erase, Move, Op, OpId, Redo, Shape, Stroke, Text, Undo
+from whiteboard.board import (
+    Erase,
+    Move,
+    Op,
+    OpId,
+    Redo,
+    Reorder,
+    Restyle,
+    Shape,
+    Stroke,
+    Text,
+    TextEdit,
+    Undo,
+    ZPlace,
+)
 from whiteboard.board.synthetic import AREA_HEIGHT, AREA_WIDTH, synthetic_op
 from whiteboard.sim.presence import AppPresence, member_colour
 from whiteboard.sim.session import SimSession
@@ -63,6 +82,39 @@ REDO_CHANCE = 0.25  # after an undo, that the member's next op redoes it
 EDIT_OTHERS_CHANCE = 0.05  # erase (40%) or move (60%) someone else's drawing
 SEEN_AFTER_S = 1.0  # only what was drawn this long before is edited: what the member has seen
 RECENT = 12  # edits pick among this many latest candidates
+LABELS = ("TODO", "idea", "client", "server", "v2?", "yes!", "ask Bob", "cache\nhere")
+
+
+@dataclass(frozen=True, slots=True)
+class Mix:
+    """How often a member does what, per op (the rest of the time: a drawing), and how fast
+    the session goes. A chance of 0 draws no random number, so the ``collab`` plan of a
+    seed is what it always was."""
+
+    erase_own: float = ERASE_OWN_CHANCE
+    move_own: float = MOVE_OWN_CHANCE
+    undo: float = UNDO_CHANCE
+    edit_others: float = EDIT_OTHERS_CHANCE  # erase (40%) or move (60%) another's drawing
+    restyle: float = 0.0  # anyone's drawing (a third of the time another's)
+    reorder: float = 0.0  # to the front or the back, likewise
+    edit_text: float = 0.0  # a label's words rewritten, likewise
+    label_share: float = 0.0  # of the drawings, labels (beyond synthetic ones)
+    pace: float = 1.0  # every time of the plan is multiplied by this
+
+
+COLLAB = Mix()
+EDIT = Mix(
+    erase_own=0.05,
+    move_own=0.07,
+    undo=0.07,
+    edit_others=0.05,
+    restyle=0.10,
+    reorder=0.07,
+    edit_text=0.07,
+    label_share=0.2,
+    pace=0.1,
+)
+MIXES = {"collab": COLLAB, "edit": EDIT}
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +170,11 @@ def anchor(op: DrawingOp) -> tuple[float, float]:
     return (left + right) / 2, (top + bottom) / 2
 
 
-def collab_plan(member_ids: Sequence[int], ops: int, seed: int) -> CollabPlan:
-    """``ops`` ops by the members ``member_ids`` (by index), as a seeded session of people.
+def collab_plan(
+    member_ids: Sequence[int], ops: int, seed: int, mix: Mix = COLLAB
+) -> CollabPlan:
+    """``ops`` ops by the members ``member_ids`` (by index), as a seeded session of people
+    doing what ``mix`` says.
 
     Op ids count from 1 for each member, in time order."""
     if not member_ids:
@@ -133,7 +188,9 @@ def collab_plan(member_ids: Sequence[int], ops: int, seed: int) -> CollabPlan:
     cells = list(regions_for(members))
     rng.shuffle(cells)
     slots = _timeline(rng, weights, ops)
-    ops_planned = _Actions(rng, list(member_ids), cells).plan(slots)
+    if mix.pace != 1.0:
+        slots = [(round(t * mix.pace, 3), m) for t, m in slots]
+    ops_planned = _Actions(rng, list(member_ids), cells, mix).plan(slots)
     total = sum(weights)
     return CollabPlan(
         ops=tuple(ops_planned),
@@ -186,8 +243,12 @@ def _geometric(rng: random.Random, mean: float) -> int:
 class _Actions:
     """What each slot of the timeline is, given what was done before it."""
 
-    def __init__(self, rng: random.Random, ids: list[int], regions: list[Region]) -> None:
+    def __init__(
+        self, rng: random.Random, ids: list[int], regions: list[Region], mix: Mix = COLLAB
+    ) -> None:
         self.rng = rng
+        self.mix = mix
+        self.labels: set[OpId] = set()  # the drawings that are texts
         self.ids = ids
         self.regions = regions
         self.counters = [0] * len(ids)
@@ -218,20 +279,30 @@ class _Actions:
 
     def _edit(self, at: float, member: int, roll: float) -> Op | None:
         """An edit, if ``roll`` (uniform in [0, 1)) falls on one and it has a target."""
-        if roll < ERASE_OWN_CHANCE:
+        mix = self.mix
+        if roll < mix.erase_own:
             return self._erase(member, self._own(at, member))
-        roll -= ERASE_OWN_CHANCE
-        if roll < MOVE_OWN_CHANCE:
+        roll -= mix.erase_own
+        if roll < mix.move_own:
             return self._move(member, self._own(at, member))
-        roll -= MOVE_OWN_CHANCE
-        if roll < UNDO_CHANCE:
+        roll -= mix.move_own
+        if roll < mix.undo:
             return self._undo(member)
-        roll -= UNDO_CHANCE
-        if roll < EDIT_OTHERS_CHANCE:
+        roll -= mix.undo
+        if roll < mix.edit_others:
             theirs = self._others(at, member)
             if self.rng.random() < 0.4:
                 return self._erase(member, theirs)
             return self._move(member, theirs)
+        roll -= mix.edit_others
+        if roll < mix.restyle:
+            return self._restyle(member, self._anyones(at, member))
+        roll -= mix.restyle
+        if roll < mix.reorder:
+            return self._reorder(member, self._anyones(at, member))
+        roll -= mix.reorder
+        if roll < mix.edit_text:
+            return self._edit_text(member, self._anyones(at, member))
         return None
 
     # -- kinds of op -----------------------------------------------------------------------
@@ -249,8 +320,14 @@ class _Actions:
     def _draw(self, member: int) -> Op:
         rng = self.rng
         op_id = self._next_id(member)
-        op = synthetic_op(op_id.author, op_id.counter, rng)
+        op: Op
+        if self.mix.label_share and rng.random() < self.mix.label_share:
+            op = Text(op_id, 0.0, 0.0, rng.choice(LABELS), 0xFF000000, rng.choice((16.0, 24.0)))
+        else:
+            op = synthetic_op(op_id.author, op_id.counter, rng)
         assert isinstance(op, Stroke | Shape | Text)
+        if isinstance(op, Text):
+            self.labels.add(op_id)
         if rng.random() < OWN_COLOUR_CHANCE:
             op = dataclasses.replace(op, colour=member_colour(member))
         home = self.regions[member]
@@ -274,6 +351,35 @@ class _Actions:
         targets = self._pick(candidates)
         dx, dy = (round(self.rng.gauss(0.0, 80.0), 1) for _ in range(2))
         return self._did(member, Move(self._next_id(member), tuple(targets), dx, dy))
+
+    def _restyle(self, member: int, candidates: list[OpId]) -> Op | None:
+        if not candidates:
+            return None
+        rng = self.rng
+        colour = rng.choice((None, member_colour(rng.randrange(8))))
+        width = rng.choice((None, 1.0, 3.0, 6.0))
+        fill = rng.choice((None, 0, 0x551E88E5))
+        opacity = rng.choice((None, 64, 128, 255))
+        if (colour, width, fill, opacity) == (None, None, None, None):
+            opacity = 128  # a restyle sets something
+        targets = tuple(self._pick(candidates))
+        op = Restyle(self._next_id(member), targets, colour, width, fill, opacity)
+        return self._did(member, op)
+
+    def _reorder(self, member: int, candidates: list[OpId]) -> Op | None:
+        if not candidates:
+            return None
+        place = ZPlace.FRONT if self.rng.random() < 0.6 else ZPlace.BACK
+        targets = tuple(self._pick(candidates))
+        return self._did(member, Reorder(self._next_id(member), targets, place))
+
+    def _edit_text(self, member: int, candidates: list[OpId]) -> Op | None:
+        labels = [c for c in candidates if c in self.labels]
+        if not labels:
+            return None
+        rng = self.rng
+        words, size = rng.choice(LABELS), rng.choice((12.0, 16.0, 24.0, 32.0))
+        return self._did(member, TextEdit(self._next_id(member), rng.choice(labels), words, size))
 
     def _undo(self, member: int) -> Op | None:
         if not self.history[member]:
@@ -309,6 +415,10 @@ class _Actions:
 
     def _others(self, at: float, member: int) -> list[OpId]:
         return self._recent(at, member, mine=False)
+
+    def _anyones(self, at: float, member: int) -> list[OpId]:
+        """One's own recent drawings, or (a third of the time) someone else's."""
+        return self._recent(at, member, mine=self.rng.random() >= 1 / 3)
 
     def _recent(self, at: float, member: int, *, mine: bool) -> list[OpId]:
         """The latest :data:`RECENT` drawings on the board that ``member`` has seen, its own
@@ -370,9 +480,10 @@ class CollabWorkload:
     Create it before the members start (it watches for their joining) and, if the session is
     recorded, before the recorder, so that the recorder sees what these members send."""
 
-    def __init__(self, session: SimSession, seed: int) -> None:
+    def __init__(self, session: SimSession, seed: int, mix: Mix = COLLAB) -> None:
         self.session = session
         self.seed = seed
+        self.mix = mix
         self.plan: CollabPlan | None = None
         self.presence = AppPresence(session, seed)
 
@@ -380,7 +491,7 @@ class CollabWorkload:
         """Plan ``ops`` ops and schedule them from virtual time ``start``; returns the time of
         the last."""
         session = self.session
-        self.plan = collab_plan([p.member_id for p in session.peers], ops, self.seed)
+        self.plan = collab_plan([p.member_id for p in session.peers], ops, self.seed, self.mix)
         for planned in self.plan.ops:
             session.network.schedule(
                 start + planned.at, partial(session.send_op, planned.member, planned.op)
@@ -393,8 +504,12 @@ class CollabWorkload:
 
 
 __all__ = [
+    "COLLAB",
+    "EDIT",
+    "MIXES",
     "CollabPlan",
     "CollabWorkload",
+    "Mix",
     "PlannedOp",
     "Region",
     "anchor",
