@@ -218,9 +218,14 @@ class BoardLayers:
         if recent:
             recent.sort(key=_z)
             self._tiles.paint_over(painter, origin, recent, exposed)
-        ids = dict.fromkeys(itertools.chain(self._edits.pending_ids(), lifted))
+        edits = self._edits
+        ids = dict.fromkeys(itertools.chain(edits.pending_ids(), edits.reordering, lifted))
         items = [scene.get(i) for i in ids]
-        shown = sorted((item for item in items if item is not None), key=_z)
+        # Above the tiles: pending drawings, objects a pending reorder brings to the front
+        # (their z-order is a pending one too), and lifted objects.
+        shown = sorted(
+            (i for i in items if i and (is_pending_order(i.order) or i.id in lifted)), key=_z
+        )
         scale = view.scale
         lift_dx, lift_dy = self._edits.lift_offset
         run: list[Item] = []

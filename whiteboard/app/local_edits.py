@@ -6,8 +6,8 @@ must see it as done, or the board blinks for a round trip: a pending drawing is 
 every delivered object, a pending move shows its objects moved, a pending erase hides them. A
 tool also *lifts* objects while a gesture is under way (the eraser dims what it will erase,
 select drags what it moves): they are shown at an opacity, moved by the drag. A pending
-restyle or text edit shows its object so; a pending reorder changes nothing until it is delivered
-(a round trip: RMP's few milliseconds, an MTP token's tens).
+restyle or text edit shows its object so, and a pending reorder puts its objects where it
+will: to the front above everything, pending drawings sent before it included.
 
 When the session ends with ops still pending, they are not dropped: they are *undelivered*,
 kept and shown dimmed (:data:`UNDELIVERED_OPACITY`) until the next session sends them again
@@ -25,6 +25,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 from collections.abc import Container, Iterable, Iterator, Mapping
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from whiteboard.board import (
@@ -35,6 +36,7 @@ from whiteboard.board import (
     Move,
     Op,
     OpId,
+    Reorder,
     Restyle,
     Shape,
     Stroke,
@@ -42,7 +44,7 @@ from whiteboard.board import (
     Text,
     TextEdit,
 )
-from whiteboard.board.edits import edited
+from whiteboard.board.edits import edited, reordered
 from whiteboard.board.geometry import Rect
 
 if TYPE_CHECKING:
@@ -84,6 +86,7 @@ class LocalEdits:
         self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
         # Pending restyles and text edits by target, in the order sent.
         self._restyling: dict[OpId, list[Restyle | TextEdit]] = {}
+        self._reordering: dict[OpId, list[Reorder]] = {}  # pending reorders, likewise
         self._lifted: dict[OpId, float] = {}  # object -> opacity, painted above the tiles
         # Pending ops a session ended without delivering back: kept, shown dimmed, sent again.
         self._undelivered: set[OpId] = set()
@@ -108,7 +111,12 @@ class LocalEdits:
     def changes_delivered(self) -> bool:
         """Whether a pending erase, move or restyle changes how delivered objects are
         shown."""
-        return bool(self._erasing or self._moving or self._restyling)
+        return bool(self._erasing or self._moving or self._restyling or self._reordering)
+
+    @property
+    def reordering(self) -> Mapping[OpId, object]:
+        """The objects pending reorders move (not a copy: read it only)."""
+        return self._reordering
 
     def pending(self, op_id: OpId) -> Op | None:
         return self._pending.get(op_id)
@@ -132,7 +140,7 @@ class LocalEdits:
         self._pending_seq.pop(op_id, None)
         self._undelivered.discard(op_id)
         self._sent_again.discard(op_id)
-        if isinstance(op, Erase | Move | Restyle | TextEdit):
+        if isinstance(op, Erase | Move | Restyle | TextEdit | Reorder):
             # Only these change what _recount derives: a drawing withdrawn leaves it as it
             # is, and a recount is a pass over every pending op.
             self._recount()
@@ -177,6 +185,7 @@ class LocalEdits:
         erasing: Counter[OpId] = Counter()
         moving: dict[OpId, tuple[float, float]] = {}
         restyling: dict[OpId, list[Restyle | TextEdit]] = {}
+        reordering: dict[OpId, list[Reorder]] = {}
         for op in self._pending.values():
             if isinstance(op, Erase):
                 erasing.update(op.targets)
@@ -187,9 +196,13 @@ class LocalEdits:
             elif isinstance(op, Restyle | TextEdit):
                 for target in op.targets:
                     restyling.setdefault(target, []).append(op)
+            elif isinstance(op, Reorder):
+                for target in op.targets:
+                    reordering.setdefault(target, []).append(op)
         self._erasing = erasing
         self._moving = moving
         self._restyling = restyling
+        self._reordering = reordering
 
     # -- what is shown ----------------------------------------------------------------------
 
@@ -211,18 +224,26 @@ class LocalEdits:
         if obj is not None:
             op = obj.op
             dx, dy = obj.dx, obj.dy
-            order: ZOrder = board.z_order(op_id)
+            order: ZOrder = self._reordered(op_id, board.z_order(op_id))
         else:
             pending = self._pending.get(op_id)
             if not isinstance(pending, Stroke | Shape | Text):
                 return None
             op, dx, dy = pending, 0.0, 0.0
-            order = ((PENDING_FIRST, self._pending_seq[op_id]), op_id)
+            order = self._reordered(op_id, ((PENDING_FIRST, self._pending_seq[op_id]), op_id))
         moved = self._moving.get(op_id)
         if moved is not None:
             dx += moved[0]
             dy += moved[1]
         return self._restyled(op), dx, dy, order
+
+    def _reordered(self, op_id: OpId, order: ZOrder) -> ZOrder:
+        """Where the pending reorders of ``op_id`` put it, from ``order``: as the board will,
+        at a key above every delivered one, in the order they were sent."""
+        for reorder in self._reordering.get(op_id, ()):
+            key = ((PENDING_FIRST, self._pending_seq[reorder.id]), reorder.id)
+            order = reordered(reorder.place, key, order)
+        return order
 
     def _restyled(self, op: DrawingOp) -> DrawingOp:
         for edit in self._restyling.get(op.id, ()):
@@ -231,8 +252,17 @@ class LocalEdits:
 
     def shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:
         """What is to be shown, in z-order: the board's ``objects`` (in z-order) as pending
-        erases and moves leave them, then the pending drawings."""
+        erases, moves and restyles leave them, then the pending drawings; sorted again if
+        pending reorders moved some."""
+        shown = self._shown_objects(board, objects)
+        if self._reordering:
+            yield from sorted(shown, key=itemgetter(3))
+        else:
+            yield from shown
+
+    def _shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:
         z_order = board.z_order
+        reordering = self._reordering
         erasing, moving, restyling = self._erasing, self._moving, self._restyling
         for obj in objects:
             op = obj.op
@@ -246,7 +276,10 @@ class LocalEdits:
                 dy += moved[1]
             if op_id in restyling:
                 op = self._restyled(op)
-            yield op, dx, dy, z_order(op_id)
+            order = z_order(op_id)
+            if op_id in reordering:
+                order = self._reordered(op_id, order)
+            yield op, dx, dy, order
         yield from self.shown_pending(board)
 
     def shown_pending(self, board: Board) -> Iterator[Shown]:
