@@ -7,9 +7,10 @@ hash the same."""
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import QPoint, Qt
+from PySide6.QtCore import QPoint, Qt, QTimer
+from PySide6.QtGui import QContextMenuEvent
 from PySide6.QtTest import QTest
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import drag, open_window
@@ -17,6 +18,7 @@ from tests.app.test_window_edit_keys import PAIRS, kinds
 from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
 from whiteboard.app.toolbar import COLOURS, OPACITIES
+from whiteboard.app.tools import ToolKind
 from whiteboard.app.window import MainWindow
 from whiteboard.board import OpId, OpKind, Shape, Text
 from whiteboard.net.runtime import NetConfig
@@ -151,3 +153,48 @@ def test_a_text_edited_in_place_reaches_the_other_member(
     qtbot.waitUntil(lambda: words(bob) == words(alice) == "Hi", timeout=WAIT_MS)
     assert OpKind.EDIT_TEXT in kinds(bob)
     qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)
+
+
+@pytest.mark.network
+def test_a_right_click_selects_the_object_under_it_and_offers_what_can_be_done(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    window = open_window(qtbot, net, "alice")
+    press(window, "r")
+    drag(window, [(60, 60), (120, 100), (160, 140)])
+    qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 1, timeout=WAIT_MS)
+    [rect] = order(window)
+
+    def texts(menu: QMenu | None) -> list[str]:
+        assert menu is not None
+        return [a.text().replace("&", "") for a in menu.actions() if not a.isSeparator()]
+
+    menus = window.selection_edits
+    assert texts(menus.context_menu(QPoint(300, 300))) == ["Paste"]  # nothing there
+    menu = menus.context_menu(QPoint(60, 100))  # on the rectangle's left side
+    assert window.canvas.tool is ToolKind.SELECT and window.canvas.selection == (rect,)
+    assert texts(menu) == [
+        "Cut", "Copy", "Duplicate", "Delete selection", "Paste",
+        "Bring to front", "Bring forward", "Send backward", "Send to back",
+    ]  # fmt: skip
+    assert menu is not None
+    [duplicate] = [a for a in menu.actions() if a.text() == "&Duplicate"]
+    duplicate.trigger()  # what the menu's entry does: a copy beside it
+    qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 2, timeout=WAIT_MS)
+    # Opened for real by the event a right-click makes (and closed again).
+    popups: list[QWidget] = []
+
+    def close_popup() -> None:
+        popup = QApplication.activePopupWidget()
+        if popup is not None:
+            popups.append(popup)
+            popup.close()
+
+    QTimer.singleShot(300, close_popup)
+    at = QPoint(60, 100)
+    right_click = QContextMenuEvent(
+        QContextMenuEvent.Reason.Mouse, at, window.canvas.mapToGlobal(at), NONE
+    )
+    QApplication.sendEvent(window.canvas, right_click)
+    qtbot.waitUntil(lambda: bool(popups), timeout=WAIT_MS)
+    assert isinstance(popups[0], QMenu) and len(texts(popups[0])) == 9

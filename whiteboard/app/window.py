@@ -389,6 +389,10 @@ class MainWindow(QMainWindow):
         edit.addSeparator()
         edit.addAction(self.clear_action)
         self.menuBar().addMenu("&Arrange").addActions(self.selection_edits.actions)
+        clip = self.clipboard
+        self.selection_edits.use_context_menu(
+            [clip.cut_action, clip.copy_action, clip.duplicate_action, delete], [clip.paste_action]
+        )
         session = self.menuBar().addMenu("&Session")
         self.settings_action = self._action(
             "&Settings…", self.open_settings, QKeySequence("Ctrl+,")
