@@ -72,6 +72,17 @@ def shoot(widget: QWidget, name: str) -> None:
     print(f"wrote {path} ({pixmap.width()}x{pixmap.height()})")
 
 
+def open_menu(window: MainWindow, title: str) -> QMenu:
+    """The menu bar's menu ``title`` ("&Edit"), open as a click on it opens it."""
+    bar = window.menuBar()
+    [entry] = [action for action in bar.actions() if action.text() == title]
+    menu = entry.menu()
+    assert isinstance(menu, QMenu)
+    menu.popup(bar.mapToGlobal(bar.actionGeometry(entry).bottomLeft()))
+    settle()
+    return menu
+
+
 def drag(window: MainWindow, points: list[tuple[int, int]]) -> None:
     canvas = window.canvas
     QTest.mousePress(canvas, LEFT, NONE, QPoint(*points[0]))
@@ -248,12 +259,7 @@ def main_window(net: NetConfig) -> None:
     QCursor.setPos(ada.canvas.mapToGlobal(QPoint(420, 390)))
     ada.clipboard.paste()
     wait_for(lambda: len(ada.replica.board) == drawn + copied, "the pasted boxes")
-    bar = ada.menuBar()
-    [edit] = [action for action in bar.actions() if action.text() == "&Edit"]
-    menu = edit.menu()
-    assert isinstance(menu, QMenu)
-    menu.popup(bar.mapToGlobal(bar.actionGeometry(edit).bottomLeft()))
-    settle()
+    menu = open_menu(ada, "&Edit")
     shoot(ada, "clipboard")
     menu.hide()
     # Ada duplicates the pasted boxes, makes the copies blue and half see-through from the
@@ -269,11 +275,7 @@ def main_window(net: NetConfig) -> None:
     backward.trigger()
     log = ada.replica.board.log
     wait_for(lambda: any(op.kind == OpKind.REORDER for _, op in log()), "the reorder")
-    [arrange] = [action for action in bar.actions() if action.text() == "&Arrange"]
-    menu = arrange.menu()
-    assert isinstance(menu, QMenu)
-    menu.popup(bar.mapToGlobal(bar.actionGeometry(arrange).bottomLeft()))
-    settle()
+    menu = open_menu(ada, "&Arrange")
     shoot(ada, "arrange")
     menu.hide()
     # Ada double-clicks the first label and adds a line to it (Shift+Enter), in place.

@@ -38,6 +38,14 @@ def style(window: MainWindow, op_id: OpId) -> tuple[int, float]:
     return obj.op.colour, obj.op.width
 
 
+def window_with_a_rectangle(qtbot: QtBot, net: NetConfig) -> MainWindow:
+    """One member's window (raw transport) and a rectangle drawn in it at (60, 60)-(160, 140)."""
+    window = open_window(qtbot, net, "alice")
+    press(window, "r")
+    drag(window, [(60, 60), (120, 100), (160, 140)])
+    return window
+
+
 def same(alice: MainWindow, bob: MainWindow) -> bool:
     return alice.replica.board.hash() == bob.replica.board.hash()
 
@@ -96,9 +104,7 @@ def test_restyle_and_reorder_reach_the_other_member_and_undo_one_step_each(
 def test_a_new_colour_refills_filled_shapes_and_leaves_hollow_ones_hollow(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    window = open_window(qtbot, net, "alice")
-    press(window, "r")
-    drag(window, [(60, 60), (120, 100), (160, 140)])
+    window = window_with_a_rectangle(qtbot, net)
     press(window, "f")  # the next one filled
     drag(window, [(200, 60), (260, 100), (300, 140)])
     qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 2, timeout=WAIT_MS)
@@ -159,9 +165,7 @@ def test_a_text_edited_in_place_reaches_the_other_member(
 def test_a_right_click_selects_the_object_under_it_and_offers_what_can_be_done(
     qtbot: QtBot, net: NetConfig
 ) -> None:
-    window = open_window(qtbot, net, "alice")
-    press(window, "r")
-    drag(window, [(60, 60), (120, 100), (160, 140)])
+    window = window_with_a_rectangle(qtbot, net)
     qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 1, timeout=WAIT_MS)
     [rect] = order(window)
 
