@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from whiteboard.board import Board, SnapshotError
 from whiteboard.board.files import write_atomically
+from whiteboard.board.geometry import placed_rect
 from whiteboard.replica import Replica
 from whiteboard.sessionlog.rows import op_bbox
 from whiteboard.transport.events import Delivered
@@ -149,10 +150,11 @@ def view_of(board: Board) -> View:
         if box is not None:
             boxes.append(box)
     for obj in board.objects():
-        if obj.dx or obj.dy:
+        if obj.dx or obj.dy or obj.linear is not None:
             box = op_bbox(obj.op)
             if box is not None:
-                boxes.append([box[0] + obj.dx, box[1] + obj.dy, box[2] + obj.dx, box[3] + obj.dy])
+                placed = placed_rect((box[0], box[1], box[2], box[3]), obj.dx, obj.dy, obj.linear)
+                boxes.append(list(placed))
     finite = [b for b in boxes if all(math.isfinite(v) for v in b)]
     if not finite:
         return View(*EMPTY_VIEW)

@@ -26,7 +26,7 @@ from analytics.boards import UNBOUNDED, Boards, boards_of
 
 US = 1_000_000
 MINUTE_US = 60 * US
-EDIT_KINDS = ("ERASE", "MOVE", "RESTYLE", "REORDER", "EDIT_TEXT")
+EDIT_KINDS = ("ERASE", "MOVE", "RESTYLE", "REORDER", "EDIT_TEXT", "TRANSFORM")
 # A drawing whose box covers more grid cells than this is left out of territory (and counted
 # as ``oversized``): exploding a rectangle across the whole board (+-1e7 units) into 64-unit
 # cells would make billions of rows. 4096 cells of 64 units is a 4096-unit square, twice a
@@ -341,9 +341,9 @@ def idle_gaps(ops: DataFrame, config: MetricsConfig) -> DataFrame:
 
 
 def edits(boards: Boards) -> DataFrame:
-    """ERASE, MOVE, RESTYLE, REORDER and EDIT_TEXT ops aimed at others' ops, per member, both
-    ways; and UNDO/REDO aimed at others' ops (which the board ignores: a member may only undo
-    their own)."""
+    """The edits (ERASE, MOVE, RESTYLE, REORDER, EDIT_TEXT, TRANSFORM) aimed at others' ops,
+    per member, both ways; and UNDO/REDO aimed at others' ops (which the board ignores: a
+    member may only undo their own)."""
     ops = boards.ops
     kind = F.col("op_kind")
     targets = F.col("target_authors")

@@ -289,6 +289,23 @@ def main_window(net: NetConfig) -> None:
     settle()
     shoot(ada, "text-editing")
     editor.returnPressed.emit()
+    # Ada selects the top two boxes and their arrow, and turns them by the round handle.
+    ada.canvas.set_tool(ToolKind.SELECT)
+    drag(ada, [(60, 70), (300, 190), (620, 190)])
+    select = ada.canvas.active_tool
+    box = getattr(select, "selection_box", lambda: None)()
+    assert box is not None, "nothing selected to turn"
+    view = ada.canvas.view
+    cx, cy = view.to_widget((box[0] + box[2]) / 2, (box[1] + box[3]) / 2)
+    hx, hy = view.to_widget((box[0] + box[2]) / 2, box[1])
+    press(ada, QEvent.Type.MouseButtonPress, round(hx), round(hy - 24))
+    for step in range(1, 9):  # from straight above the middle, 20 degrees clockwise
+        angle = -math.pi / 2 + math.radians(20.0) * step / 8
+        x, y = cx + 150 * math.cos(angle), cy + 150 * math.sin(angle)
+        press(ada, QEvent.Type.MouseMove, round(x), round(y))
+        settle(20)
+    shoot(ada, "transform")
+    press(ada, QEvent.Type.MouseButtonRelease, round(x), round(y))
     about = show_about(ada)  # Help > About Whiteboard
     settle()
     shoot(about, "about-box")

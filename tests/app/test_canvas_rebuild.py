@@ -382,21 +382,21 @@ def test_scene_update_keeps_z_order_its_index_and_the_items_unchanged(qtbot: QtB
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
     for count in (300, 310, 80, 600, 449, 451, 0, 200):
         board = board_after(ops, count)
-        shown = [(o.op, o.dx, o.dy, (board.key(o.id), o.id)) for o in board.objects()]
+        shown = [(o.op, o.dx, o.dy, (board.key(o.id), o.id), None) for o in board.objects()]
         before = {item.id: item for item in scene.items()}
         gone, new = scene.update(shown)
-        assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == shown
+        assert [(i.op, i.dx, i.dy, i.order, i.linear) for i in scene.items()] == shown
         check_reported(scene, before, gone, new)
         assert all(before[i.id] is i for i in gone)
         check_index(scene)
     board = board_after(ops, 400)
-    shown = [(o.op, o.dx, o.dy, (board.key(o.id), o.id)) for o in board.objects()]
+    shown = [(o.op, o.dx, o.dy, (board.key(o.id), o.id), None) for o in board.objects()]
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
     random.Random(14).shuffle(shown)
-    for op, dx, dy, order in shown:
+    for op, dx, dy, order, _ in shown:
         scene.add(op, dx, dy, order)
     everything = scene.in_rect((-1e4, -1e4, 1e4, 1e4))
-    assert [i.order for i in everything] == sorted(order for _, _, _, order in shown)
+    assert [i.order for i in everything] == sorted(order for _, _, _, order, _ in shown)
     check_index(scene)
 
 
@@ -409,8 +409,8 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     ops = session_ops(500, seed=21, clear_at=350)
     scene = Scene(lambda op: content_bounds(op, text_box), text_box)
 
-    def expected(board: Board) -> list[tuple[Op, float, float, object]]:
-        return [(o.op, o.dx, o.dy, (board.key(o.id), o.id)) for o in board.objects()]
+    def expected(board: Board) -> list[tuple[Op, float, float, object, object]]:
+        return [(o.op, o.dx, o.dy, (board.key(o.id), o.id), None) for o in board.objects()]
 
     for count, as_objects in ((250, True), (260, False), (260, True), (120, True), (500, True)):
         board = board_after(ops, count)
@@ -419,7 +419,7 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
             gone, new = scene.update((), board.objects(), board.z_order)
         else:
             gone, new = scene.update(expected(board))
-        assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(board)
+        assert [(i.op, i.dx, i.dy, i.order, i.linear) for i in scene.items()] == expected(board)
         check_reported(scene, before, gone, new)
         check_index(scene)
     # The same board again: nothing changes, every item is the one shown before.
@@ -449,7 +449,7 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     assert [i.id for i in new] == [target.id] and [i.id for i in gone] == [target.id]
     item = scene.get(target.id)
     assert item is not None and (item.dx, item.dy) == (target.dx + 30.0, target.dy - 7.0)
-    assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(moved)
+    assert [(i.op, i.dx, i.dy, i.order, i.linear) for i in scene.items()] == expected(moved)
     # Kept items that come back shown otherwise (moved meanwhile) are replaced, and leave
     # the index.
     scene.update((), earlier.objects(), earlier.z_order)
@@ -461,7 +461,7 @@ def test_scene_update_from_board_objects_shows_each_as_it_is(qtbot: QtBot) -> No
     loaded = Board.from_snapshot(moved.snapshot())
     gone, new = scene.update((), loaded.objects(), loaded.z_order)
     assert {i.id for i in new} == {i.id for i in gone} == {o.id for o in loaded.objects()}
-    assert [(i.op, i.dx, i.dy, i.order) for i in scene.items()] == expected(loaded)
+    assert [(i.op, i.dx, i.dy, i.order, i.linear) for i in scene.items()] == expected(loaded)
     # Objects added and taken away by the live canvas's own path after a jump.
     first, last = loaded.objects()[0], loaded.objects()[-1]
     scene.discard(first.id)
@@ -488,7 +488,7 @@ def test_drawings_kept_ahead_are_shown_by_their_items_when_a_jump_reaches_them(
 
     scene = Scene(counted_bounds, text_box)
     drawings = {op.id: (op, key) for key, op in ops if isinstance(op, Stroke | Shape | Text)}
-    scene.keep((op, 0.0, 0.0, (key, op.id)) for op, key in drawings.values())
+    scene.keep((op, 0.0, 0.0, (key, op.id), None) for op, key in drawings.values())
     assert len(scene) == 0 and sorted(bounded) == sorted(drawings)
     check_index(scene)
     assert scene.in_rect((-1e5, -1e5, 1e5, 1e5)) == []
@@ -553,7 +553,9 @@ def test_any_mix_of_scene_operations_keeps_the_index_exact(
             scene.update((), objects, board.z_order)
         elif roll < 0.5:  # with pending moves: shown as given
             nudge = rng.choice([0.0, 5.0])
-            scene.update([(o.op, o.dx + nudge, o.dy, (board.key(o.id), o.id)) for o in objects])
+            scene.update(
+                [(o.op, o.dx + nudge, o.dy, (board.key(o.id), o.id), None) for o in objects]
+            )
         elif roll < 0.7:
             for o in rng.sample(objects, min(5, len(objects))):
                 scene.put(o.op, o.dx + rng.choice([0.0, 3.0]), o.dy, (board.key(o.id), o.id))
@@ -561,7 +563,9 @@ def test_any_mix_of_scene_operations_keeps_the_index_exact(
             for o in objects[:3]:
                 scene.discard(o.id)
         elif roll < 0.9:
-            scene.keep((op, 0.0, 0.0, (key, op.id)) for key, op in drawings if rng.random() < 0.3)
+            scene.keep(
+                (op, 0.0, 0.0, (key, op.id), None) for key, op in drawings if rng.random() < 0.3
+            )
         else:
             scene.take_let_go()
         check_index(scene)

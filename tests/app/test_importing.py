@@ -15,6 +15,7 @@ from whiteboard.board import (
     Shape,
     Stroke,
     Text,
+    Transform,
     Undo,
 )
 
@@ -70,3 +71,19 @@ def test_long_strokes_are_split_to_fit_the_payload_and_huge_texts_skipped() -> N
     joined = [p for op in plan.ops for p in zip(op.points[::2], op.points[1::2], strict=True)]
     # Consecutive pieces share their joint; nothing is lost.
     assert sorted(set(joined)) == sorted(set(zip(points[::2], points[1::2], strict=True)))
+
+
+def test_a_turned_object_is_copied_as_drawn_with_a_transform_of_ours() -> None:
+    board = saved_board()
+    board.apply((20,), Transform(OpId(2, 9), (OpId(2, 1),), (0.0, 1.0, -1.0, 0.0, 3.5, 1.0)))
+    counter = itertools.count(1)
+    plan = copies_of(board, lambda: OpId(ME, next(counter)), 1400)
+    assert [op.kind for op in plan.ops] == [
+        OpKind.STROKE, OpKind.RECT, OpKind.TRANSFORM, OpKind.TEXT,
+    ]  # fmt: skip
+    fresh = Board()
+    for key, op in enumerate(plan.ops, start=1):
+        fresh.apply((key,), op)
+    turned = [(o.op.kind, o.dx, o.dy, o.linear) for o in board.objects()]
+    copied = [(o.op.kind, o.dx, o.dy, o.linear) for o in fresh.objects()]
+    assert copied[1] == turned[1] == (OpKind.RECT, 3.5, 1.0, (0.0, 1.0, -1.0, 0.0))

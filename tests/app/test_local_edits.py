@@ -23,6 +23,7 @@ from whiteboard.board import (
     Shape,
     Stroke,
     Text,
+    Transform,
     Undo,
 )
 
@@ -71,13 +72,13 @@ def test_pending_drawings_show_above_the_board_in_the_order_sent() -> None:
     assert edits.has_pending and later.id in edits and stroke(1, OTHER).id not in edits
     shown = list(edits.shown_pending(board))
     assert [op for op, *_ in shown] == [later, earlier]
-    assert all(is_pending_order(order) for *_, order in shown)
+    assert all(is_pending_order(order) for *_, order, _ in shown)
     # Above every delivered object, whatever its key (keys are at most 2**64 - 1).
     top = ((2**64 - 1,), OpId(2**32 - 1, 2**32 - 1))
-    assert all(order > top for *_, order in shown)
+    assert all(order > top for *_, order, _ in shown)
     assert shown[0][3] < shown[1][3]
     assert not is_pending_order((board.key(OpId(OTHER, 1)), OpId(OTHER, 1)))
-    assert edits.showing(board, later.id) == (later, 0.0, 0.0, shown[0][3])
+    assert edits.showing(board, later.id) == (later, 0.0, 0.0, shown[0][3], None)
     assert shown[0][3][0][0] == PENDING_FIRST
 
 
@@ -87,8 +88,8 @@ def test_a_delivered_drawing_is_shown_as_the_board_has_it() -> None:
     edits.send(mine)
     board = board_with(stroke(1, OTHER), mine)
     # Delivered but not withdrawn yet (its Change not handled): the board's, not a second one.
-    assert edits.showing(board, mine.id) == (mine, 0.0, 0.0, (board.key(mine.id), mine.id))
-    assert list(edits.shown_pending(board)) == [(mine, 0.0, 0.0, ((20,), mine.id))]
+    assert edits.showing(board, mine.id) == (mine, 0.0, 0.0, (board.key(mine.id), mine.id), None)
+    assert list(edits.shown_pending(board)) == [(mine, 0.0, 0.0, ((20,), mine.id), None)]
     assert edits.withdraw(mine.id) is mine
     assert list(edits.shown_pending(board)) == []
     assert edits.withdraw(mine.id) is None
@@ -107,7 +108,7 @@ def test_a_pending_erase_hides_its_targets_until_withdrawn() -> None:
     assert [op for op, *_ in edits.shown_objects(board, board.objects())] == [b]
     assert edits.withdraw(erase.id) is erase  # sending it failed: show the object again
     assert not edits.hidden(a.id) and not edits.changes_delivered
-    assert edits.showing(board, a.id) == (a, 0.0, 0.0, ((10,), a.id))
+    assert edits.showing(board, a.id) == (a, 0.0, 0.0, ((10,), a.id), None)
 
 
 def test_two_erases_of_one_object_hide_it_until_both_are_withdrawn() -> None:
@@ -140,10 +141,32 @@ def test_pending_moves_add_up_over_the_board_offset() -> None:
     edits.send(Move(OpId(ME, 2), (a.id,), 2.0, 3.0))
     assert edits.moved_by(a.id) == (7.0, 4.0)
     order = (board.key(a.id), a.id)
-    assert edits.showing(board, a.id) == (a, 107.0, 4.0, order)
-    assert list(edits.shown_objects(board, board.objects())) == [(a, 107.0, 4.0, order)]
+    assert edits.showing(board, a.id) == (a, 107.0, 4.0, order, None)
+    assert list(edits.shown_objects(board, board.objects())) == [(a, 107.0, 4.0, order, None)]
     edits.withdraw(OpId(ME, 1))
-    assert edits.showing(board, a.id) == (a, 102.0, 3.0, order)
+    assert edits.showing(board, a.id) == (a, 102.0, 3.0, order, None)
+
+
+def test_pending_transforms_and_moves_show_as_the_board_will_place_them() -> None:
+    """Sent after a move, a transform maps the moved object; shown before delivery exactly
+    where the board puts it once both are delivered (the same arithmetic, the same order)."""
+    a = stroke(1, OTHER)
+    board = board_with(a, Move(OpId(OTHER, 2), (a.id,), 100.0, 0.0))
+    turn = Transform(OpId(ME, 2), (a.id,), (0.0, 1.0, -1.0, 0.0, 3.0, 4.0))
+    move = Move(OpId(ME, 1), (a.id,), 5.0, 1.0)
+    edits = LocalEdits()
+    edits.send(move)
+    edits.send(turn)
+    assert edits.moved_by(a.id) is None and edits.changes_delivered
+    shown = edits.showing(board, a.id)
+    board.apply((100,), move)
+    board.apply((101,), turn)
+    obj = board.object(a.id)
+    assert obj is not None and shown is not None
+    assert (shown[1], shown[2], shown[4]) == (obj.dx, obj.dy, obj.linear)
+    edits.withdraw(move.id)
+    edits.withdraw(turn.id)
+    assert edits.showing(board, a.id) == (a, obj.dx, obj.dy, board.z_order(a.id), obj.linear)
 
 
 def test_a_pending_drawing_moved_before_delivery_shows_moved() -> None:
@@ -151,7 +174,7 @@ def test_a_pending_drawing_moved_before_delivery_shows_moved() -> None:
     mine = shape(1)
     edits.send(mine)
     edits.send(Move(OpId(ME, 2), (mine.id,), -4.0, 6.0))
-    [(op, dx, dy, _)] = edits.shown_pending(Board())
+    [(op, dx, dy, _, _)] = edits.shown_pending(Board())
     assert (op, dx, dy) == (mine, -4.0, 6.0)
 
 
@@ -166,7 +189,7 @@ def test_a_board_shown_afresh_drops_what_it_holds_so_a_move_is_not_shown_twice()
     edits.drop_delivered(board)
     assert edits.pending_ids() == (drawing.id,)
     assert edits.moved_by(a.id) is None
-    assert edits.showing(board, a.id) == (a, 50.0, 0.0, (board.key(a.id), a.id))
+    assert edits.showing(board, a.id) == (a, 50.0, 0.0, (board.key(a.id), a.id), None)
 
 
 def test_lifted_objects_are_shown_at_their_opacity_moved_by_the_drag() -> None:
@@ -253,7 +276,7 @@ def test_what_is_shown_matches_the_ops_in_flight(seed: int) -> None:
             mdx = sum(m.dx for m in sent.values() if isinstance(m, Move) and p.id in m.targets)
             mdy = sum(m.dy for m in sent.values() if isinstance(m, Move) and p.id in m.targets)
             expected.append((p, mdx, mdy))
-        shown = [(op, dx, dy) for op, dx, dy, _ in edits.shown_objects(board, board.objects())]
+        shown = [(op, dx, dy) for op, dx, dy, *_ in edits.shown_objects(board, board.objects())]
         assert [(o.id, pytest.approx(dx), pytest.approx(dy)) for o, dx, dy in shown] == [
             (o.id, dx, dy) for o, dx, dy in expected
         ]

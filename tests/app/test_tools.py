@@ -21,11 +21,11 @@ from whiteboard.board import (
     Move,
     OpId,
     OpKind,
-    Restyle,
     Shape,
     Stroke,
     Text,
     Tool,
+    Transform,
     encode_op,
 )
 from whiteboard.transport.raw import RawCore
@@ -34,8 +34,8 @@ LEFT = Qt.MouseButton.LeftButton
 NONE = Qt.KeyboardModifier.NoModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
 GREEN = 0xFF00C000
-# Every field of a restyle at its longest encoding: colour, width, fill, opacity, font size.
-_FULL_STYLE = (0xFFFFFFFF, 0.1, 0xFFFFFFFF, 255, 0.1)
+# A transform's six floats (each 9 bytes, whatever its value).
+_FULL_MATRIX = (0.1, 0.1, 0.1, -0.1, 0.1, 0.1)
 
 
 def shift_drag(canvas: object, points: list[tuple[int, int]]) -> None:
@@ -613,8 +613,8 @@ def test_target_ops_split_exactly_at_capacity() -> None:
     assert all(len(encode_op(op)) <= RawCore.max_payload for op in erases)
     moves = move_ops(ids, -1e9, 0.5, lambda: OpId(1, 1), RawCore.max_payload)
     assert all(len(encode_op(op)) <= RawCore.max_payload for op in moves)
-    # One more target would not have fitted in the largest of them, a restyle of every field.
-    fullest = Restyle(OpId(2**32 - 1, 2**63 - 1), tuple(ids[: capacity + 1]), *_FULL_STYLE)
+    # One more target would not have fitted in the largest of them, a transform.
+    fullest = Transform(OpId(2**32 - 1, 2**63 - 1), tuple(ids[: capacity + 1]), _FULL_MATRIX)
     assert len(encode_op(fullest)) > RawCore.max_payload
     assert len(encode_op(dataclasses.replace(fullest, targets=fullest.targets[:-1]))) <= (
         RawCore.max_payload

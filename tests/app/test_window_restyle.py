@@ -18,7 +18,7 @@ from tests.app.test_window_edit_keys import PAIRS, kinds
 from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
 from whiteboard.app.toolbar import COLOURS, OPACITIES
-from whiteboard.app.tools import ToolKind
+from whiteboard.app.tools import SelectTool, ToolKind
 from whiteboard.app.window import MainWindow
 from whiteboard.board import OpId, OpKind, Shape, Text
 from whiteboard.net.runtime import NetConfig
@@ -202,3 +202,35 @@ def test_a_right_click_selects_the_object_under_it_and_offers_what_can_be_done(
     QApplication.sendEvent(window.canvas, right_click)
     qtbot.waitUntil(lambda: bool(popups), timeout=WAIT_MS)
     assert isinstance(popups[0], QMenu) and len(texts(popups[0])) == 9
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", sorted(PAIRS))
+def test_a_resize_and_a_turn_by_the_handles_reach_the_other_member(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    alice, bob = PAIRS[transport](qtbot, net)
+    press(alice, "r")
+    drag(alice, [(60, 60), (120, 100), (160, 140)])
+    qtbot.waitUntil(lambda: len(bob.replica.board) == 1, timeout=WAIT_MS)
+    [rect] = order(bob)
+    press(alice, "v")
+    QTest.mouseClick(alice.canvas, LEFT, NONE, QPoint(60, 100))
+    tool = alice.canvas.active_tool
+    assert isinstance(tool, SelectTool)
+    box = tool.selection_box()
+    assert box is not None
+    corner = QPoint(round(box[2]), round(box[3]))
+    drag(alice, [(corner.x(), corner.y()), (corner.x() + 30, corner.y() + 20), (260, 200)])
+
+    def linear(window: MainWindow) -> object:
+        obj = window.replica.board.object(rect)
+        return None if obj is None else obj.linear
+
+    qtbot.waitUntil(lambda: linear(bob) is not None, timeout=WAIT_MS)
+    assert linear(bob) == linear(alice)
+    focus(alice)
+    QTest.keySequence(alice, "Ctrl+Z")
+    qtbot.waitUntil(lambda: linear(bob) is None, timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)
+    assert OpKind.TRANSFORM in kinds(bob)

@@ -32,6 +32,7 @@ from whiteboard.board import (
     Text,
     TextEdit,
     Tool,
+    Transform,
     Undo,
     ZPlace,
     encode_op,
@@ -109,6 +110,14 @@ ops_by_kind: dict[str, st.SearchStrategy[Op]] = {
         opacity=st.integers(0, 255),  # one field at least
         font_size=st.none() | font_sizes,
     ),
+    "transform": st.builds(
+        Transform,
+        id=op_ids,
+        targets=target_lists,
+        matrix=st.tuples(
+            *[st.floats(-4.0, 4.0)] * 4, *[st.floats(-1e6, 1e6)] * 2
+        ).filter(lambda m: abs(m[0] * m[3] - m[1] * m[2]) >= 1e-3),
+    ),
     "edit_text": st.builds(
         TextEdit,
         id=op_ids,
@@ -148,6 +157,7 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
                 ("draw",) * 5
                 + ("erase", "move", "move", "clear", "undo", "undo", "redo", "redo")
                 + ("restyle", "restyle", "front", "back", "edit_text", "edit_text")
+                + ("transform", "transform")
             )
         )
         if kind == "draw" or not earlier:
@@ -185,6 +195,24 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
                 ).filter(lambda fields: fields != (None,) * 5)
             )
             op = Restyle(op_id, targets, colour, width, fill, opacity, size)
+        elif kind == "transform":
+            targets = tuple(
+                draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
+            )
+            # A rotation by a quarter turn, a resize about a point, or a shear: each about a
+            # point with non-integral coordinates, so that composing in another order would
+            # round differently.
+            matrix = draw(
+                st.sampled_from(
+                    (
+                        (0.0, 1.0, -1.0, 0.0, 10.25, -3.5),
+                        (1.5, 0.0, 0.0, 0.75, -7.125, 2.5),
+                        (1.0, 0.1, 0.3, 1.0, 0.0, 0.0),
+                        (0.6, 0.8, -0.8, 0.6, 1.1, 2.2),
+                    )
+                )
+            )
+            op = Transform(op_id, targets, matrix)
         elif kind == "edit_text":
             words = draw(st.sampled_from(("one", "two\nlines", "three")))
             size = draw(st.sampled_from((8.0, 30.0)))
@@ -222,7 +250,7 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
         if isinstance(op, Undo | Redo) or undone.get(op.id, False):
             continue
         if isinstance(op, Stroke | Shape | Text):
-            objects[op.id] = [op, 0.0, 0.0]
+            objects[op.id] = [op, 0.0, 0.0, None]
         elif isinstance(op, Erase):
             for target in op.targets:
                 objects.pop(target, None)
@@ -231,6 +259,11 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
                 if target in objects:
                     objects[target][1] += op.dx
                     objects[target][2] += op.dy
+        elif isinstance(op, Transform):
+            for target in op.targets:
+                if target in objects:
+                    _, dx, dy, linear = objects[target]
+                    objects[target][1:] = _composed_by_the_book(op.matrix, linear, dx, dy)
         elif isinstance(op, Restyle):
             for target in op.targets:
                 if target in objects:
@@ -251,7 +284,15 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
                 objects = moved | objects
         elif isinstance(op, Clear):
             objects.clear()
-    return [BoardObject(op, dx, dy) for op, dx, dy in objects.values()]
+    return [BoardObject(op, dx, dy, None, linear) for op, dx, dy, linear in objects.values()]
+
+
+def _composed_by_the_book(matrix: tuple, linear: tuple | None, dx: float, dy: float) -> list:
+    """docs/board-model.md's TRANSFORM: the matrix applied after the placement, written out."""
+    a, b, c, d, e, f = matrix
+    la, lb, lc, ld = linear or (1.0, 0.0, 0.0, 1.0)
+    new_linear = (a * la + c * lb, b * la + d * lb, a * lc + c * ld, b * lc + d * ld)
+    return [a * dx + c * dy + e, b * dx + d * dy + f, new_linear]
 
 
 def _restyled_by_the_book(op: Op, restyle: Restyle) -> Op:
@@ -275,16 +316,17 @@ def _restyled_by_the_book(op: Op, restyle: Restyle) -> Op:
     return dataclasses.replace(op, **fields)  # type: ignore[type-var]
 
 
-def shown(objects: Iterable[BoardObject]) -> list[tuple[Op, float, float]]:
+def shown(objects: Iterable[BoardObject]) -> list[tuple[Op, float, float, object]]:
     """What objects show, in z-order: the reference has no z-orders, only an order."""
-    return [(obj.op, obj.dx, obj.dy) for obj in objects]
+    return [(obj.op, obj.dx, obj.dy, obj.linear) for obj in objects]
 
 
 def reference_hash(objects: Iterable[BoardObject]) -> str:
     """The documented canonical state hash, recomputed independently of Board.hash()."""
     digest = hashlib.sha256(msgpack.packb("whiteboard-board-state/1"))
     for obj in objects:
-        digest.update(msgpack.packb([obj.dx, obj.dy]))
+        placement = [obj.dx, obj.dy] if obj.linear is None else [obj.dx, obj.dy, *obj.linear]
+        digest.update(msgpack.packb(placement))
         digest.update(encode_op(obj.op))
     return digest.hexdigest()
 

@@ -24,6 +24,7 @@ from whiteboard.board import (
     Stroke,
     Text,
     TextEdit,
+    Transform,
     Undo,
     ZPlace,
     decode_op,
@@ -197,6 +198,10 @@ def test_a_moved_restyled_reordered_object_survives_a_snapshot_and_a_copy() -> N
             TextEdit(OpId(A, 1), OpId(B, 2), "two\nlines", 30.0),
             [14, A, 1, B, 2, "two\nlines", 30.0],
         ),
+        (
+            Transform(OpId(A, 1), (OpId(B, 2),), (0.0, 1.0, -1.0, 0.0, 5.5, -2.0)),
+            [15, A, 1, [B, 2], 0.0, 1.0, -1.0, 0.0, 5.5, -2.0],
+        ),
     ],
 )
 def test_the_wire_layout_of_the_new_ops(op: Op, wire: list[object]) -> None:
@@ -215,6 +220,9 @@ def test_the_wire_layout_of_the_new_ops(op: Op, wire: list[object]) -> None:
         ([12, A, 1, [B, 2], None, None, None, None, 1001.0], "'font_size'"),
         ([14, A, 1, B, 2, "", 12.0], "'text'"),
         ([14, A, 1, B, 2, "hi"], "array of 7 items"),
+        ([15, A, 1, [B, 2], 1.0, 0.0, 0.0, 0.0, 0.0, 0.0], "keep some area"),
+        ([15, A, 1, [B, 2], 1.0, 0.0, 0.0, 1.0, float("nan"), 0.0], "'matrix.e'"),
+        ([15, A, 1, [B, 2], 2e4, 0.0, 0.0, 1.0, 0.0, 0.0], "'matrix.a'"),
         ([13, A, 1, [B, 2], 3], "'place'"),
         ([13, A, 1, [], 1], "'targets'"),
     ],
@@ -266,3 +274,45 @@ def test_undoing_a_text_edit_brings_the_words_before_it_back() -> None:
     board.apply((5,), Undo(OpId(A, 3), OpId(A, 2)))
     obj = board.object(OpId(A, 1))
     assert obj is not None and obj.op == label(A, 1)
+
+
+QUARTER_TURN = (0.0, 1.0, -1.0, 0.0, 0.0, 0.0)  # about the origin: (x, y) -> (-y, x)
+
+
+def test_a_transform_composes_with_moves_in_key_order_whatever_the_arrival() -> None:
+    """A move, a rotation and a resize about a point: the object ends where the fold in key
+    order puts it, bit for bit, on every replica."""
+    log = [
+        ((1,), stroke(A, 1)),
+        ((2,), Move(OpId(B, 1), (OpId(A, 1),), 10.1, 0.3)),
+        ((3,), Transform(OpId(A, 2), (OpId(A, 1),), QUARTER_TURN)),
+        ((4,), Transform(OpId(B, 2), (OpId(A, 1),), (2.0, 0.0, 0.0, 0.5, -7.3, 1.9))),
+    ]
+    boards = every_order(log)
+    expected = boards[0].objects()
+    assert {board.hash() for board in boards} == {boards[0].hash()}
+    assert all(board.objects() == expected for board in boards)
+    [obj] = expected
+    # (x, y) -> move -> (x + 10.1, y + 0.3) -> turn -> (-(y + 0.3), x + 10.1) -> resize.
+    assert obj.linear == (0.0, 0.5, -2.0, 0.0)
+    assert (obj.dx, obj.dy) == (2.0 * -0.3 - 7.3, 0.5 * 10.1 + 1.9)
+
+
+def test_undoing_a_transform_puts_the_object_back_and_a_later_move_still_applies() -> None:
+    board = Board()
+    board.apply((1,), stroke(A, 1))
+    board.apply((2,), Transform(OpId(A, 2), (OpId(A, 1),), QUARTER_TURN))
+    board.apply((3,), Move(OpId(B, 1), (OpId(A, 1),), 4.0, 5.0))
+    turned = board.hash()
+    change = board.apply((4,), Undo(OpId(A, 3), OpId(A, 2)))
+    assert change.changed == (OpId(A, 1),)
+    obj = board.object(OpId(A, 1))
+    assert obj is not None and (obj.linear, obj.dx, obj.dy) == (None, 4.0, 5.0)
+    assert board.hash() != turned
+    # The hash of an object never transformed is as it always was: [dx, dy] and the op.
+    plain = Board()
+    plain.apply((1,), stroke(A, 1))
+    plain.apply((3,), Move(OpId(B, 1), (OpId(A, 1),), 4.0, 5.0))
+    assert plain.hash() == board.hash()
+    for other in (Board.from_snapshot(board.snapshot()), board.copy()):
+        assert other.hash() == board.hash()

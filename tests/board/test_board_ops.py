@@ -50,7 +50,7 @@ def test_numbers_are_normalised() -> None:
 
 
 def test_kinds() -> None:
-    assert [k.value for k in OpKind] == list(range(1, 15))
+    assert [k.value for k in OpKind] == list(range(1, 16))
     assert Stroke(ID, (0.0, 0.0), 0, 1.0).kind is OpKind.STROKE
     assert Text(ID, 0, 0, "t", 0, 1).kind is OpKind.TEXT
     assert Erase(ID, (ID,)).kind is OpKind.ERASE

@@ -150,3 +150,36 @@ def test_the_longest_start_of_a_text_that_fits_is_found() -> None:
     assert len(encode_op(make(cut))) <= 1000 < len(encode_op(make(text[: len(cut) + 1])))
     assert text_that_fits("short", make, 1000) == "short"
     assert text_that_fits("short", make, 5) == ""
+
+
+def test_a_turned_object_travels_as_drawn_with_its_transform_and_pastes_so() -> None:
+    """A rotated rectangle is not a rectangle's corners: it is copied as drawn, followed by
+    the transform placing it; a paste moves that transform, not the drawing, and the pasted
+    pair shows the same shape, moved."""
+    from whiteboard.board import Board, Transform
+
+    square = Shape(OpId(1, 1), OpKind.RECT, 0.0, 0.0, 60.0, 30.0, 0xFF000000, 2.0)
+    board = Board()
+    board.apply((1,), square)
+    board.apply((2,), Transform(OpId(1, 2), (square.id,), (0.0, 1.0, -1.0, 0.0, 100.0, 50.0)))
+    copied = shown(board.objects())
+    turn = (0.0, 1.0, -1.0, 0.0, 100.0, 50.0)
+    assert copied == [square, Transform(copied[1].id, (square.id,), turn)]
+    assert copied[1].id != square.id
+    assert decode_clip(encode_clip(copied)) == copied
+    assert bounds_of(copied, text_rect) == (69.0, 49.0, 101.0, 111.0)  # turned: 30 by 60
+    pasted = placed(copied, (185.0, 80.0), new_ids, text_rect)  # 100 right of where it was
+    drawing, transform = pasted
+    assert isinstance(transform, Transform) and transform.targets == (drawing.id,)
+    assert drawing == Shape(drawing.id, OpKind.RECT, 0.0, 0.0, 60.0, 30.0, 0xFF000000, 2.0)
+    assert transform.matrix == (0.0, 1.0, -1.0, 0.0, 200.0, 50.0)
+    # A transform naming nothing of the clip, or a second one, is refused.
+    stray = Transform(OpId(1, 9), (OpId(5, 5),), (1.0, 0.0, 0.0, 1.0, 0.0, 0.0))
+    # The picture of the selection (a board of the copied ops) shows it turned.
+    picture = Board()
+    for index, op in enumerate(copied, start=1):
+        picture.apply((index,), op)
+    assert picture.objects() == board.objects()
+    for bad in ([stray], [*copied, copied[1]]):
+        with pytest.raises(ClipError, match="places no drawing"):
+            decode_clip(encode_clip(bad))

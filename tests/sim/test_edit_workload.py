@@ -28,7 +28,7 @@ def test_an_edit_session_mixes_every_op_kind_but_clear() -> None:
     # Most of it is still drawing, and the new edits each come up often.
     drawings = sum(seen[k] for k in (OpKind.STROKE, OpKind.TEXT, OpKind.RECT, OpKind.LINE))
     assert drawings > 0.4 * sum(seen.values())
-    for kind in (OpKind.RESTYLE, OpKind.REORDER, OpKind.EDIT_TEXT):
+    for kind in (OpKind.RESTYLE, OpKind.REORDER, OpKind.EDIT_TEXT, OpKind.TRANSFORM):
         assert seen[kind] >= 20
 
 

@@ -42,7 +42,7 @@ from whiteboard.app.scene_index import Item, Scene, ZOrder
 from whiteboard.app.tiles import TileCache
 from whiteboard.app.view import View, rect_inflated, rect_intersects, rect_union
 from whiteboard.board import Board, DrawingOp, OpId, OrderKey
-from whiteboard.board.geometry import Rect
+from whiteboard.board.geometry import Rect, compose
 
 # Work done between events (rendering tiles, folding recent objects) stops after this long.
 STEP_BUDGET_S = 0.008
@@ -200,7 +200,7 @@ class BoardLayers:
         """Get ready to show these drawings (a recording's, when its replay opens) where
         they were drawn: their bounds computed and indexed now (~5 us each) rather than on
         the first jump to a moment showing tens of thousands of them."""
-        self._scene.keep((op, 0.0, 0.0, (key, op.id)) for op, key in drawings)
+        self._scene.keep((op, 0.0, 0.0, (key, op.id), None) for op, key in drawings)
 
     def rects(self, item: Item) -> list[Rect]:
         """Where an object is, and where it is shown if a tool lifted it."""
@@ -228,6 +228,7 @@ class BoardLayers:
         )
         scale = view.scale
         lift_dx, lift_dy = self._edits.lift_offset
+        lift_matrix = self._edits.lift_matrix
         run: list[Item] = []
         for item in shown:
             # Lifted by a tool, or undelivered (a session ended without it): dimmed.
@@ -240,12 +241,14 @@ class BoardLayers:
                 run = []
             if not rect_intersects(self._edits.shown_rect(item.id, item.rect), exposed):
                 continue
-            dx, dy = item.dx, item.dy
+            dx, dy, linear = item.dx, item.dy, item.linear
             if item.id in lifted:
-                dx, dy = dx + lift_dx, dy + lift_dy
-            painter.setTransform(
-                QTransform(scale, 0.0, 0.0, scale, view.ox + dx * scale, view.oy + dy * scale)
-            )
+                if lift_matrix is not None:
+                    linear, dx, dy = compose(lift_matrix, linear, dx, dy)
+                else:
+                    dx, dy = dx + lift_dx, dy + lift_dy
+            a, b, c, d = (scale * v for v in linear or (1.0, 0.0, 0.0, 1.0))
+            painter.setTransform(QTransform(a, b, c, d, view.ox + dx * scale, view.oy + dy * scale))
             painter.setOpacity(opacity)
             paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
             painter.setOpacity(1.0)
@@ -281,16 +284,14 @@ class BoardLayers:
                 self._scene.discard(op_id)
                 self._tiles.forget(op_id)
             return None
-        op, dx, dy, order = state
+        op, dx, dy, order, linear = state
         if (
             old is not None
             and old.op is op
-            and old.dx == dx
-            and old.dy == dy
-            and old.order == order
+            and (old.dx, old.dy, old.order, old.linear) == (dx, dy, order, linear)
         ):
             return old
-        item = self._scene.put(op, dx, dy, order)
+        item = self._scene.put(op, dx, dy, order, linear)
         # What was cached for the item shown before, or one kept, if it was another op's.
         gone = self._scene.take_let_go()
         if old is not None:
@@ -319,7 +320,7 @@ class BoardLayers:
             return
         if len(dirty) == 1:
             item, added = dirty[0]
-            parts = paint_parts(item.op, item.dx, item.dy)
+            parts = _parts(item)
             # A new object with nothing in the tiles above it where it paints: painting it
             # over them is exact, and far cheaper than repainting everything under it.
             on_top = item if added and not self._covered(item, parts) else None
@@ -333,7 +334,7 @@ class BoardLayers:
             self._tiles.invalidate(union)
             return
         for item, _ in dirty:
-            self._tiles.invalidate(item.rect, None, paint_parts(item.op, item.dx, item.dy))
+            self._tiles.invalidate(item.rect, None, _parts(item))
 
     def _covered(self, item: Item, parts: list[Rect]) -> bool:
         """Whether an object in the tiles above ``item`` paints where it does (antialiasing
@@ -388,9 +389,17 @@ class BoardLayers:
             self._tile_top = order
             item = scene.get(op_id)
             if item is not None and op_id not in lifted:
-                self._tiles.invalidate(item.rect, item, paint_parts(item.op, item.dx, item.dy))
+                self._tiles.invalidate(item.rect, item, _parts(item))
             if time.perf_counter() > deadline:
                 return
+
+
+def _parts(item: Item) -> list[Rect]:
+    """Rectangles covering what ``item`` paints: a long stroke's chunks, or (turned or
+    resized) its rectangle."""
+    if item.linear is not None:
+        return [item.rect]
+    return paint_parts(item.op, item.dx, item.dy)
 
 
 def _z(item: Item) -> ZOrder:

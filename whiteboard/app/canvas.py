@@ -80,6 +80,7 @@ from whiteboard.board import (
     OrderKey,
     Text,
 )
+from whiteboard.board.ops import Matrix
 
 BACKGROUND = QColor(255, 255, 255)
 DEFAULT_COLOUR = 0xFF000000
@@ -238,10 +239,9 @@ class BoardCanvas(QWidget):
         selection = tuple(dict.fromkeys(i for i in ids if i in self._scene))
         if selection == self._selection:
             return
-        scene = self._scene
-        changed = set(selection) ^ set(self._selection)
-        self._refresh_all([item.rect for i in changed if (item := scene.get(i)) is not None])
         self._selection = selection
+        # All of it: the handles lie around the selection's box, outside every object.
+        self.update()
         self.selection_changed.emit()
 
     def select_all(self) -> None:
@@ -360,14 +360,20 @@ class BoardCanvas(QWidget):
             return
         self.update(QRectF(x0, y0, x1 - x0, y1 - y0).toAlignedRect())
 
-    def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
+    def set_lifted(
+        self,
+        lifted: Mapping[OpId, float],
+        dx: float = 0.0,
+        dy: float = 0.0,
+        matrix: Matrix | None = None,
+    ) -> None:
         ids = set(self._edits.lifted) | set(lifted)
         before = self._layers.capture(ids)
         # Where each was shown and is shown now: lifted or not, in the tiles or over them
         # (an object that stays out of the tiles, a recent one, is no change to them).
         layers = self._layers
         rects = [r for item, _ in before.values() if item is not None for r in layers.rects(item)]
-        self._edits.lift(lifted, dx, dy)
+        self._edits.lift(lifted, dx, dy, matrix)
         layers.apply(before)
         scene = self._scene
         rects += [r for i in ids if (item := scene.get(i)) for r in layers.rects(item)]
@@ -466,6 +472,8 @@ class BoardCanvas(QWidget):
             self._edits.withdraw(change.op_id)
         self._layers.apply(before)
         self._prune_selection()
+        if not ids.isdisjoint(self._selection):
+            self.update()  # the selection's box and handles moved with it
 
     def recent_count(self) -> int:
         """How many delivered objects wait above the tiles (see BoardLayers)."""
@@ -585,7 +593,8 @@ class BoardCanvas(QWidget):
     def _pointer(self, position: QPointF, modifiers: Qt.KeyboardModifier) -> Pointer:
         x, y = self._view.to_board(position.x(), position.y())
         shift = bool(modifiers & Qt.KeyboardModifier.ShiftModifier)
-        return Pointer(x, y, position.x(), position.y(), shift)
+        alt = bool(modifiers & Qt.KeyboardModifier.AltModifier)
+        return Pointer(x, y, position.x(), position.y(), shift, alt)
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
         button = event.button()

@@ -20,10 +20,11 @@ from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.export import render_image, svg_bytes
 from whiteboard.app.render import text_box
 from whiteboard.app.tools import ToolKind
-from whiteboard.board import Board, BoardObject, DrawingOp, OpId, Text
+from whiteboard.board import Board, BoardObject, OpId, Text
 from whiteboard.board.clip import (
     CLIP_MIME,
     ClipError,
+    ClipOp,
     bounds_of,
     decode_clip,
     encode_clip,
@@ -170,7 +171,7 @@ class BoardClipboard(QObject):
                 "holds no more."
             )
 
-    def _send(self, ops: Sequence[DrawingOp]) -> None:
+    def _send(self, ops: Sequence[ClipOp]) -> None:
         """As one action, selected afterwards with the select tool."""
         canvas = self._canvas
         for op in ops:
@@ -181,7 +182,7 @@ class BoardClipboard(QObject):
         canvas.set_selection(ids)
 
 
-def _picture_of(ops: Sequence[DrawingOp]) -> tuple[Board, QRectF]:
+def _picture_of(ops: Sequence[ClipOp]) -> tuple[Board, QRectF]:
     """The drawings alone on a board of their own, and the area around them: what a picture
     of the selection shows (not what else lies under it)."""
     picture = Board()

@@ -30,7 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 
 from whiteboard import __version__
-from whiteboard.app.render import geometry, paint_objects
+from whiteboard.app.render import geometry, paint_objects, placement
 from whiteboard.board import Board
 from whiteboard.board.files import describe_os_error, write_atomically
 
@@ -92,7 +92,7 @@ def board_area(board: Board) -> QRectF:
     """The whole board: the bounds of every visible object, plus :data:`MARGIN`."""
     area = QRectF()
     for obj in board.objects():
-        area = area.united(geometry(obj.op).bounds.translated(obj.dx, obj.dy))
+        area = area.united(placement(obj).mapRect(geometry(obj.op).bounds))
     if area.isEmpty():
         return QRectF(EMPTY_AREA)
     return area.adjusted(-MARGIN, -MARGIN, MARGIN, MARGIN)

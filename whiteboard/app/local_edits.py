@@ -43,9 +43,11 @@ from whiteboard.board import (
     TargetedOp,
     Text,
     TextEdit,
+    Transform,
 )
 from whiteboard.board.edits import edited, reordered
-from whiteboard.board.geometry import Rect
+from whiteboard.board.geometry import Linear, Rect, compose, placed_rect
+from whiteboard.board.ops import Matrix
 
 if TYPE_CHECKING:
     # Types only: the scene index imports the view, which imports Qt.
@@ -84,6 +86,8 @@ class LocalEdits:
         # Derived from _pending (see _recount), so that showing an object is a lookup.
         self._erasing: Counter[OpId] = Counter()  # targets of pending erases
         self._moving: dict[OpId, tuple[float, float]] = {}  # sum of pending moves
+        # The pending moves and transforms of objects with a pending transform, in order.
+        self._transforming: dict[OpId, list[Move | Transform]] = {}
         # Pending restyles and text edits by target, in the order sent.
         self._restyling: dict[OpId, list[Restyle | TextEdit]] = {}
         self._reordering: dict[OpId, list[Reorder]] = {}  # pending reorders, likewise
@@ -92,6 +96,7 @@ class LocalEdits:
         self._undelivered: set[OpId] = set()
         self._sent_again: set[OpId] = set()  # undelivered ops sent in the session after
         self._lift_offset = (0.0, 0.0)
+        self._lift_matrix: Matrix | None = None  # a resize or turn being dragged
 
     # -- ops in flight ----------------------------------------------------------------------
 
@@ -111,7 +116,13 @@ class LocalEdits:
     def changes_delivered(self) -> bool:
         """Whether a pending erase, move or restyle changes how delivered objects are
         shown."""
-        return bool(self._erasing or self._moving or self._restyling or self._reordering)
+        return bool(
+            self._erasing
+            or self._moving
+            or self._transforming
+            or self._restyling
+            or self._reordering
+        )
 
     @property
     def reordering(self) -> Mapping[OpId, object]:
@@ -140,7 +151,7 @@ class LocalEdits:
         self._pending_seq.pop(op_id, None)
         self._undelivered.discard(op_id)
         self._sent_again.discard(op_id)
-        if isinstance(op, Erase | Move | Restyle | TextEdit | Reorder):
+        if isinstance(op, TargetedOp):
             # Only these change what _recount derives: a drawing withdrawn leaves it as it
             # is, and a recount is a pass over every pending op.
             self._recount()
@@ -184,23 +195,32 @@ class LocalEdits:
     def _recount(self) -> None:
         erasing: Counter[OpId] = Counter()
         moving: dict[OpId, tuple[float, float]] = {}
+        placing: dict[OpId, list[Move | Transform]] = {}
         restyling: dict[OpId, list[Restyle | TextEdit]] = {}
         reordering: dict[OpId, list[Reorder]] = {}
         for op in self._pending.values():
             if isinstance(op, Erase):
                 erasing.update(op.targets)
-            elif isinstance(op, Move):
+            elif isinstance(op, Move | Transform):
                 for target in op.targets:
-                    mx, my = moving.get(target, (0.0, 0.0))
-                    moving[target] = (mx + op.dx, my + op.dy)
+                    placing.setdefault(target, []).append(op)
             elif isinstance(op, Restyle | TextEdit):
                 for target in op.targets:
                     restyling.setdefault(target, []).append(op)
             elif isinstance(op, Reorder):
                 for target in op.targets:
                     reordering.setdefault(target, []).append(op)
+        for target, edits in placing.items():
+            moves = [edit for edit in edits if isinstance(edit, Move)]
+            if len(moves) == len(edits):
+                # Moves alone: their sum (in the order sent), added to wherever it is.
+                mx = my = 0.0
+                for move in moves:
+                    mx, my = mx + move.dx, my + move.dy
+                moving[target] = (mx, my)
         self._erasing = erasing
         self._moving = moving
+        self._transforming = {t: e for t, e in placing.items() if t not in moving}
         self._restyling = restyling
         self._reordering = reordering
 
@@ -221,21 +241,34 @@ class LocalEdits:
             return None
         obj = board.object(op_id)
         op: DrawingOp
+        linear: Linear | None
         if obj is not None:
-            op = obj.op
-            dx, dy = obj.dx, obj.dy
+            op, dx, dy, linear = obj.op, obj.dx, obj.dy, obj.linear
             order: ZOrder = self._reordered(op_id, board.z_order(op_id))
         else:
             pending = self._pending.get(op_id)
             if not isinstance(pending, Stroke | Shape | Text):
                 return None
-            op, dx, dy = pending, 0.0, 0.0
+            op, dx, dy, linear = pending, 0.0, 0.0, None
             order = self._reordered(op_id, ((PENDING_FIRST, self._pending_seq[op_id]), op_id))
         moved = self._moving.get(op_id)
         if moved is not None:
             dx += moved[0]
             dy += moved[1]
-        return self._restyled(op), dx, dy, order
+        elif op_id in self._transforming:
+            linear, dx, dy = self._placed(op_id, linear, dx, dy)
+        return self._restyled(op), dx, dy, order, linear
+
+    def _placed(
+        self, op_id: OpId, linear: Linear | None, dx: float, dy: float
+    ) -> tuple[Linear | None, float, float]:
+        """Where the pending moves and transforms of ``op_id`` put it, in the order sent."""
+        for edit in self._transforming[op_id]:
+            if isinstance(edit, Move):
+                dx, dy = dx + edit.dx, dy + edit.dy
+            else:
+                linear, dx, dy = compose(edit.matrix, linear, dx, dy)
+        return linear, dx, dy
 
     def _reordered(self, op_id: OpId, order: ZOrder) -> ZOrder:
         """Where the pending reorders of ``op_id`` put it, from ``order``: as the board will,
@@ -264,22 +297,25 @@ class LocalEdits:
         z_order = board.z_order
         reordering = self._reordering
         erasing, moving, restyling = self._erasing, self._moving, self._restyling
+        transforming = self._transforming
         for obj in objects:
             op = obj.op
             op_id = op.id
             if erasing.get(op_id):
                 continue
-            dx, dy = obj.dx, obj.dy
+            dx, dy, linear = obj.dx, obj.dy, obj.linear
             moved = moving.get(op_id)
             if moved is not None:
                 dx += moved[0]
                 dy += moved[1]
+            elif op_id in transforming:
+                linear, dx, dy = self._placed(op_id, linear, dx, dy)
             if op_id in restyling:
                 op = self._restyled(op)
             order = z_order(op_id)
             if op_id in reordering:
                 order = self._reordered(op_id, order)
-            yield op, dx, dy, order
+            yield op, dx, dy, order, linear
         yield from self.shown_pending(board)
 
     def shown_pending(self, board: Board) -> Iterator[Shown]:
@@ -302,11 +338,24 @@ class LocalEdits:
         """How far the lifted objects are shown from where they are (select's drag)."""
         return self._lift_offset
 
-    def lift(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
+    @property
+    def lift_matrix(self) -> Matrix | None:
+        """The affine map the lifted objects are shown under (a resize or turn being
+        dragged), None if they are only moved."""
+        return self._lift_matrix
+
+    def lift(
+        self,
+        lifted: Mapping[OpId, float],
+        dx: float = 0.0,
+        dy: float = 0.0,
+        matrix: Matrix | None = None,
+    ) -> None:
         """Show the objects of ``lifted`` (and only them) lifted, at their opacity, moved
-        by (dx, dy)."""
+        by (dx, dy), or else mapped by ``matrix``."""
         self._lifted = dict(lifted)
         self._lift_offset = (dx, dy)
+        self._lift_matrix = matrix
 
     def keep_lifted(self, shown: Container[OpId]) -> None:
         """Forget the lifted objects no longer ``shown``."""
@@ -324,6 +373,9 @@ class LocalEdits:
         lifted."""
         if op_id not in self._lifted:
             return rect
+        if self._lift_matrix is not None:
+            a, b, c, d, e, f = self._lift_matrix
+            return placed_rect(rect, e, f, (a, b, c, d))
         dx, dy = self._lift_offset
         x0, y0, x1, y1 = rect
         return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)

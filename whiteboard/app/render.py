@@ -29,6 +29,7 @@ from PySide6.QtGui import (
     QPainterPath,
     QPen,
     QPolygonF,
+    QTransform,
 )
 
 from whiteboard.app.scene_index import arrow_head, content_bounds
@@ -357,12 +358,18 @@ def paint_objects(
     prepare_painting()
     for obj in objects:
         geo = geometry_of(obj)
-        if not geo.bounds.translated(obj.dx, obj.dy).intersects(area):
+        if not placement(obj).mapRect(geo.bounds).intersects(area):
             continue
         painter.save()
-        painter.translate(obj.dx, obj.dy)
+        painter.setTransform(placement(obj), combine=True)
         paint_op(painter, obj.op, geo)
         painter.restore()
+
+
+def placement(obj: BoardObject) -> QTransform:
+    """Where an object's drawing is painted: turned or resized, then moved."""
+    a, b, c, d = (1.0, 0.0, 0.0, 1.0) if obj.linear is None else obj.linear
+    return QTransform(a, b, c, d, obj.dx, obj.dy)
 
 
 def paint_object(

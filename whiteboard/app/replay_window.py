@@ -48,6 +48,7 @@ from whiteboard.app.replay_pointers import ReplayPointers
 from whiteboard.app.replay_timeline import ReplayTimeline
 from whiteboard.app.view import Rect, fit, rect_union
 from whiteboard.board import OpId
+from whiteboard.board.geometry import placed_rect
 from whiteboard.replay import (
     SPEEDS,
     MemberFilter,
@@ -345,8 +346,7 @@ class ReplayWindow(QMainWindow):
         content: Rect | None = None
         at_end = self.replay.board_at(self.timeline.end_us)
         for obj in itertools.chain(at_end.objects(), self.replay.board.objects()):
-            x0, y0, x1, y1 = bounds(obj.op)
-            content = rect_union(content, (x0 + obj.dx, y0 + obj.dy, x1 + obj.dx, y1 + obj.dy))
+            content = rect_union(content, placed_rect(bounds(obj.op), obj.dx, obj.dy, obj.linear))
         self.canvas.set_view(fit(content, self.canvas.width_px(), self.canvas.height_px()))
 
     # -- export -----------------------------------------------------------------------------

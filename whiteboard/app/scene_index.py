@@ -27,10 +27,14 @@ from whiteboard.board import BoardObject, DrawingOp, OpId, OpKind, Shape, Stroke
 from whiteboard.board.edits import ZOrder
 from whiteboard.board.geometry import (
     ARROW_HEAD_ANGLE,
+    Linear,
     Rect,
     TextRect,
     arrow_head_length,
     content_bounds,
+    linear_scale,
+    placed_rect,
+    unplaced_point,
 )
 
 # The ellipse outline is tested as a polygon of this many sides: at 500 board units across it
@@ -155,11 +159,21 @@ def touches(
     brush: Segment,
     radius: float,
     text_rect: TextRect,
+    linear: Linear | None = None,
 ) -> bool:
     """Whether a brush of ``radius`` along ``brush`` touches what ``op`` paints at offset
-    (dx, dy). A click is a brush whose two ends are the same point."""
+    (dx, dy), turned or resized by ``linear``. A click is a brush whose two ends are the
+    same point."""
     # Move the brush rather than the object: one translation instead of one per point.
-    local = (brush[0] - dx, brush[1] - dy, brush[2] - dx, brush[3] - dy)
+    if linear is None:
+        local = (brush[0] - dx, brush[1] - dy, brush[2] - dx, brush[3] - dy)
+    else:
+        # Into the drawing's own coordinates, the reach scaled as the drawing is.
+        local = (
+            *unplaced_point(brush[0], brush[1], dx, dy, linear),
+            *unplaced_point(brush[2], brush[3], dx, dy, linear),
+        )
+        radius /= linear_scale(linear)
     if isinstance(op, Stroke):
         p = op.points
         points = [(p[i], p[i + 1]) for i in range(0, len(p), 2)]
@@ -209,8 +223,9 @@ def enclosed(selection: Rect, bounds: Rect, dx: float, dy: float) -> bool:
 # op's order key and id unless it was reordered; a pending drawing's is above them all
 # (whiteboard/app/local_edits.py).
 BoundsOf = Callable[[DrawingOp], Rect]
-# An object to show: its drawing op, its offset (dx, dy) and its z-order.
-Shown = tuple[DrawingOp, float, float, ZOrder]
+# An object to show: its drawing op, its offset (dx, dy), its z-order and its linear part (None
+# unless transformed: whiteboard/board/geometry.py).
+Shown = tuple[DrawingOp, float, float, ZOrder, Linear | None]
 
 
 @dataclass(slots=True, eq=False)
@@ -231,6 +246,7 @@ class Item:
     source: BoardObject | None = None
     shown: bool = False  # by its scene now
     filed: bool = False  # in its scene's index (shown, or kept to be shown again)
+    linear: Linear | None = None  # how it is turned or resized before its offset
 
     @property
     def id(self) -> OpId:
@@ -315,17 +331,30 @@ class Scene:
             result = rect_union(result, item.rect)
         return result
 
-    def put(self, op: DrawingOp, dx: float, dy: float, order: ZOrder) -> Item:
-        """Show ``op`` at (dx, dy), replacing what was shown for its id."""
+    def put(
+        self, op: DrawingOp, dx: float, dy: float, order: ZOrder, linear: Linear | None = None
+    ) -> Item:
+        """Show ``op`` at (dx, dy) (turned or resized by ``linear``), replacing what was
+        shown for its id."""
         shown = self.discard(op.id)
         base = shown.base if shown is not None and shown.op is op else None
-        return self._add(op, dx, dy, order, base)
+        return self._add(op, dx, dy, order, base, linear)
 
-    def add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder) -> Item:
+    def add(
+        self, op: DrawingOp, dx: float, dy: float, order: ZOrder, linear: Linear | None = None
+    ) -> Item:
         """Show ``op``, not shown yet, at (dx, dy)."""
-        return self._add(op, dx, dy, order, None)
+        return self._add(op, dx, dy, order, None, linear)
 
-    def _add(self, op: DrawingOp, dx: float, dy: float, order: ZOrder, base: Rect | None) -> Item:
+    def _add(
+        self,
+        op: DrawingOp,
+        dx: float,
+        dy: float,
+        order: ZOrder,
+        base: Rect | None,
+        linear: Linear | None,
+    ) -> Item:
         """Show ``op`` (``base``: its bounds if known). An item kept for its id is taken back
         if it shows it so, and let go otherwise."""
         kept = self._retired.pop(op.id, None)
@@ -333,14 +362,15 @@ class Scene:
         if kept is not None:
             if kept.op is op:
                 base = kept.base
-                if kept.dx == dx and kept.dy == dy and kept.order == order:
+                if (kept.dx, kept.dy, kept.order, kept.linear) == (dx, dy, order, linear):
                     item = kept  # still filed
             if item is None:
                 self._let_go_of(kept)
         if item is None:
             if base is None:
                 base = self._bounds_of(op)
-            item = Item(op, dx, dy, rect_translated(base, dx, dy), order, base)
+            rect = placed_rect(base, dx, dy, linear)
+            item = Item(op, dx, dy, rect, order, base, linear=linear)
         item.shown = True
         items = self._items
         if self._z_sorted and items:
@@ -407,9 +437,14 @@ class Scene:
                         items[op_id] = item
                         new.append(item)
                         continue
-                dx, dy, order = obj.dx, obj.dy, z_order(op_id)
+                dx, dy, order, linear = obj.dx, obj.dy, z_order(op_id), obj.linear
                 if item is not None:
-                    if item.op is op and item.dx == dx and item.dy == dy and item.order == order:
+                    if item.op is op and (item.dx, item.dy, item.order, item.linear) == (
+                        dx,
+                        dy,
+                        order,
+                        linear,
+                    ):
                         item.source = obj  # the same showing: known by this object from now
                         if gone and gone[-1] is item:
                             gone.pop()
@@ -420,12 +455,15 @@ class Scene:
                     if not gone or gone[-1] is not item:
                         stale.append(item)  # a kept item, shown otherwise now
                 base = item.base if item is not None and item.op is op else bounds_of(op)
-                x0, y0, x1, y1 = base
-                rect = (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
-                item = Item(op, dx, dy, rect, order, base, obj)
+                if linear is None:
+                    x0, y0, x1, y1 = base
+                    rect = (x0 + dx, y0 + dy, x1 + dx, y1 + dy)
+                else:
+                    rect = placed_rect(base, dx, dy, linear)
+                item = Item(op, dx, dy, rect, order, base, obj, linear=linear)
                 items[op_id] = item
                 new.append(item)
-        for op, dx, dy, order in shown:
+        for op, dx, dy, order, linear in shown:
             op_id = op.id
             item = pop(op_id, None)
             if item is not None:
@@ -435,7 +473,7 @@ class Scene:
                 if item is not None:
                     stale.append(item)  # let go, unless shown as it is below
             if item is not None and item.op is op:
-                if item.dx == dx and item.dy == dy and item.order == order:
+                if (item.dx, item.dy, item.order, item.linear) == (dx, dy, order, linear):
                     items[op_id] = item
                     if gone and gone[-1] is item:
                         gone.pop()
@@ -446,8 +484,8 @@ class Scene:
                 base = item.base
             else:
                 base = bounds_of(op)
-            x0, y0, x1, y1 = base
-            item = Item(op, dx, dy, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), order, base)
+            rect = placed_rect(base, dx, dy, linear)
+            item = Item(op, dx, dy, rect, order, base, linear=linear)
             items[op_id] = item
             new.append(item)
         gone.extend(old.values())
@@ -492,13 +530,12 @@ class Scene:
         items, retired = self._items, self._retired
         bounds_of = self._bounds_of
         made: list[Item] = []
-        for op, dx, dy, order in shown:
+        for op, dx, dy, order, linear in shown:
             op_id = op.id
             if op_id in items or op_id in retired:
                 continue
             base = bounds_of(op)
-            x0, y0, x1, y1 = base
-            item = Item(op, dx, dy, (x0 + dx, y0 + dy, x1 + dx, y1 + dy), order, base)
+            item = Item(op, dx, dy, placed_rect(base, dx, dy, linear), order, base, linear=linear)
             retired[op_id] = item
             made.append(item)
         self._file(made)
@@ -643,7 +680,7 @@ class Scene:
         return [
             item
             for item in self.in_rect(brush_bounds(brush, radius))
-            if touches(item.op, item.dx, item.dy, brush, radius, self._text_rect)
+            if touches(item.op, item.dx, item.dy, brush, radius, self._text_rect, item.linear)
         ]
 
     def topmost_at(self, x: float, y: float, radius: float) -> Item | None:

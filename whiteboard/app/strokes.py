@@ -22,6 +22,7 @@ from whiteboard.board import (
     Restyle,
     Stroke,
     Tool,
+    Transform,
     ZPlace,
     encode_op,
 )
@@ -35,6 +36,7 @@ from whiteboard.board.ops import (
     MAX_POINTS,
     MAX_TARGETS,
     MAX_WIDTH,
+    Matrix,
 )
 
 Point = tuple[float, float]
@@ -158,11 +160,12 @@ def stroke_ops(
 
 
 def max_targets_per_op(max_payload: int) -> int:
-    """The most targets one Erase, Move, Restyle or Reorder op may name and still encode to
-    ``max_payload`` bytes, whatever the ids and fields (a Restyle of every field is the
-    largest)."""
+    """The most targets one Erase, Move, Restyle, Reorder or Transform op may name and still
+    encode to ``max_payload`` bytes, whatever the ids and fields (a Transform, with its six
+    floats, is the largest)."""
     probes = (
         Move(_LARGEST_ID, (_LARGEST_ID,), -MAX_DELTA, -MAX_DELTA),
+        Transform(_LARGEST_ID, (_LARGEST_ID,), (0.1, 0.1, 0.1, -0.1, 0.1, 0.1)),
         Restyle(
             _LARGEST_ID, (_LARGEST_ID,), MAX_COLOUR, MAX_WIDTH, MAX_COLOUR, MAX_OPACITY, 0.1
         ),
@@ -231,4 +234,11 @@ def reorder_ops(
     if place is ZPlace.BACK:
         batches.reverse()
     return [Reorder(next_id(), batch, place) for batch in batches]
+
+
+def transform_ops(
+    targets: Sequence[OpId], matrix: Matrix, next_id: Callable[[], OpId], max_payload: int
+) -> list[Transform]:
+    """The Transform ops mapping ``targets`` by ``matrix``, as few as fit in the payloads."""
+    return [Transform(next_id(), batch, matrix) for batch in _batches(targets, max_payload)]
 

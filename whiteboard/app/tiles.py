@@ -286,7 +286,14 @@ class TileCache:
                 ]
                 if not local:
                     continue
-            if item.dx or item.dy:
+            linear = item.linear
+            if linear is not None:
+                a, b, c, d = (scale * v for v in linear)
+                painter.setTransform(
+                    QTransform(a, b, c, d, bx + item.dx * scale, by + item.dy * scale)
+                )
+                shifted = True
+            elif item.dx or item.dy:
                 painter.setTransform(
                     QTransform(scale, 0.0, 0.0, scale, bx + item.dx * scale, by + item.dy * scale)
                 )
@@ -300,7 +307,7 @@ class TileCache:
                 path = paths.get(op_id)
                 if path is None:
                     path = paths[op_id] = stroke_path(op.points)
-                if within is not None:
+                if within is not None and linear is None:
                     chunks = all_chunks.get(op_id)
                     if chunks is None:
                         chunks = all_chunks[op_id] = stroke_chunks(

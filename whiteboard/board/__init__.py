@@ -30,6 +30,7 @@ from whiteboard.board.ops import (
     Text,
     TextEdit,
     Tool,
+    Transform,
     Undo,
     ZPlace,
 )
@@ -60,6 +61,7 @@ __all__ = [
     "Text",
     "TextEdit",
     "Tool",
+    "Transform",
     "Undo",
     "ZPlace",
     "check_order_key",

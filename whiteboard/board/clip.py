@@ -21,18 +21,26 @@ from whiteboard.board.codec import (
     decode_op,
     encode_op,
 )
-from whiteboard.board.geometry import Rect, TextRect, content_bounds
+from whiteboard.board.geometry import Rect, TextRect, content_bounds, placed_rect
 from whiteboard.board.model import BoardObject
 from whiteboard.board.ops import (
     MAX_COORD,
+    MAX_COUNTER,
     MAX_TEXT_CHARS,
     DrawingOp,
     InvalidOpError,
+    Matrix,
     OpId,
     Shape,
     Stroke,
     Text,
+    Transform,
 )
+
+# What a clip holds: drawings, each followed by the Transform placing it if it was turned or
+# resized (a rotated rectangle is not a rectangle's corners: it travels as drawn, with its
+# transform).
+ClipOp = DrawingOp | Transform
 
 CLIP_MIME = "application/x-whiteboard-objects"
 CLIP_MAGIC = "whiteboard-clip"
@@ -45,16 +53,27 @@ class ClipError(ValueError):
     """Bytes that are not a clip of ours, or objects that cannot be placed; says which."""
 
 
-def shown(objects: Iterable[BoardObject]) -> list[DrawingOp]:
-    """Each object's drawing where it is shown (its offset applied): what a copy carries and
-    a picture of the selection shows. ClipError if one was moved past the board's range."""
+def shown(objects: Iterable[BoardObject]) -> list[ClipOp]:
+    """Each object's drawing where it is shown (its offset applied; one turned or resized
+    as drawn, followed by its transform): what a copy carries and a picture of the selection
+    shows. ClipError if one was moved past the board's range."""
+    ops: list[ClipOp] = []
     try:
-        return [translated(obj.op, obj.dx, obj.dy) for obj in objects]
+        for obj in objects:
+            if obj.linear is None:
+                ops.append(translated(obj.op, obj.dx, obj.dy))
+            else:
+                # An id of its own, which no member's op will have reached: a clip's ids
+                # only tell its ops apart (a paste gives new ones).
+                own = OpId(obj.op.id.author, MAX_COUNTER - len(ops))
+                matrix = (*obj.linear, obj.dx, obj.dy)
+                ops += [obj.op, Transform(own, (obj.op.id,), matrix)]
     except InvalidOpError as exc:
         raise ClipError(f"an object lies beyond the edge of the board ({exc})") from None
+    return ops
 
 
-def encode_clip(ops: Sequence[DrawingOp]) -> bytes:
+def encode_clip(ops: Sequence[ClipOp]) -> bytes:
     """The drawings as the clipboard carries them (``shown`` gives them for objects), in
     board order, ids kept (a paste gives new ones)."""
     if len(ops) > MAX_CLIP_OBJECTS:
@@ -63,7 +82,7 @@ def encode_clip(ops: Sequence[DrawingOp]) -> bytes:
     return data
 
 
-def decode_clip(data: bytes) -> list[DrawingOp]:
+def decode_clip(data: bytes) -> list[ClipOp]:
     """The drawings in a clip; ClipError (and nothing else) if ``data`` is not a valid one."""
     if len(data) > MAX_CLIP_BYTES:
         raise ClipError(f"the clipboard holds {len(data):,} bytes, more than a board's copy")
@@ -83,13 +102,20 @@ def decode_clip(data: bytes) -> list[DrawingOp]:
         raise ClipError("the clipboard's objects are damaged (not a list of ops)")
     if len(items) > MAX_CLIP_OBJECTS:
         raise ClipError(f"{len(items):,} objects are more than can be pasted")
-    ops: list[DrawingOp] = []
+    ops: list[ClipOp] = []
+    unplaced: set[OpId] = set()  # drawings with no transform yet
     for index, item in enumerate(items):
         try:
             op = decode_op(item)
         except OpDecodeError as exc:
             raise ClipError(f"object {index + 1} on the clipboard is damaged: {exc}") from None
-        if not isinstance(op, Stroke | Shape | Text):
+        if isinstance(op, Transform):
+            if len(op.targets) != 1 or op.targets[0] not in unplaced:
+                raise ClipError(f"object {index + 1} on the clipboard places no drawing of it")
+            unplaced.discard(op.targets[0])
+        elif isinstance(op, Stroke | Shape | Text):
+            unplaced.add(op.id)
+        else:
             raise ClipError(f"object {index + 1} on the clipboard is not a drawing")
         ops.append(op)
     return ops
@@ -109,9 +135,22 @@ def translated(op: DrawingOp, dx: float, dy: float) -> DrawingOp:
     return dataclasses.replace(op, x=op.x + dx, y=op.y + dy)
 
 
-def bounds_of(ops: Sequence[DrawingOp], text_rect: TextRect) -> Rect:
-    """The box around everything ``ops`` paint."""
-    boxes = [content_bounds(op, text_rect) for op in ops]
+def _placements(ops: Sequence[ClipOp]) -> dict[OpId, Matrix]:
+    return {op.targets[0]: op.matrix for op in ops if isinstance(op, Transform)}
+
+
+def bounds_of(ops: Sequence[ClipOp], text_rect: TextRect) -> Rect:
+    """The box around everything ``ops`` paint (each drawing where its transform puts it)."""
+    placements = _placements(ops)
+    boxes = []
+    for op in ops:
+        if isinstance(op, Transform):
+            continue
+        box = content_bounds(op, text_rect)
+        matrix = placements.get(op.id)
+        if matrix is not None:
+            box = placed_rect(box, matrix[4], matrix[5], matrix[:4])
+        boxes.append(box)
     return (
         min(b[0] for b in boxes),
         min(b[1] for b in boxes),
@@ -121,22 +160,39 @@ def bounds_of(ops: Sequence[DrawingOp], text_rect: TextRect) -> Rect:
 
 
 def placed(
-    ops: Sequence[DrawingOp],
+    ops: Sequence[ClipOp],
     centre: tuple[float, float],
     next_id: Callable[[], OpId],
     text_rect: TextRect,
-) -> list[DrawingOp]:
-    """New drawings of ``ops`` (new ids, same order) whose box is centred on ``centre``, or
-    as near it as the board's range allows; ClipError if they cannot fit at all."""
+) -> list[ClipOp]:
+    """New drawings of ``ops`` (new ids, same order, each transform with its drawing) whose
+    box is centred on ``centre``, or as near it as the board's range allows; ClipError if
+    they cannot fit at all."""
     if not ops:
         return []
     x0, y0, x1, y1 = bounds_of(ops, text_rect)
     dx = _shift(centre[0] - (x0 + x1) / 2.0, x0, x1)
     dy = _shift(centre[1] - (y0 + y1) / 2.0, y0, y1)
+    placements = _placements(ops)
+    renamed: dict[OpId, OpId] = {}
+    copies: list[ClipOp] = []
     try:
-        return [dataclasses.replace(translated(op, dx, dy), id=next_id()) for op in ops]
+        for op in ops:
+            new_id = next_id()
+            if isinstance(op, Transform):
+                # The drawing stays as drawn: its transform takes it there, moved further.
+                a, b, c, d, e, f = op.matrix
+                targets = (renamed[op.targets[0]],)
+                copies.append(Transform(new_id, targets, (a, b, c, d, e + dx, f + dy)))
+                continue
+            renamed[op.id] = new_id
+            if op.id in placements:
+                copies.append(dataclasses.replace(op, id=new_id))
+            else:
+                copies.append(dataclasses.replace(translated(op, dx, dy), id=new_id))
     except InvalidOpError as exc:
         raise ClipError(f"the objects cannot be placed there: {exc}") from None
+    return copies
 
 
 def text_that_fits(text: str, make: Callable[[str], Text], max_bytes: int) -> str:
@@ -173,6 +229,7 @@ __all__ = [
     "CLIP_MIME",
     "MAX_CLIP_OBJECTS",
     "ClipError",
+    "ClipOp",
     "bounds_of",
     "decode_clip",
     "encode_clip",

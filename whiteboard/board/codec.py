@@ -35,6 +35,7 @@ from whiteboard.board.ops import (
     Stroke,
     Text,
     TextEdit,
+    Transform,
     Undo,
     stroke_from_wire,
 )
@@ -58,6 +59,7 @@ WIRE_FIELDS: dict[OpKind, tuple[str, ...]] = {
     OpKind.RESTYLE: ("targets", "colour", "width", "fill", "opacity", "font_size"),
     OpKind.REORDER: ("targets", "place"),
     OpKind.EDIT_TEXT: ("target_author", "target_counter", "text", "font_size"),
+    OpKind.TRANSFORM: ("targets", "a", "b", "c", "d", "e", "f"),
 }
 
 # Limits handed to msgpack so that a hostile length prefix cannot make it allocate much. They
@@ -121,6 +123,8 @@ def op_to_wire(op: Op) -> list[Any]:
         case TextEdit():
             target = op.target
             return [14, author, counter, target.author, target.counter, op.text, op.font_size]
+        case Transform():
+            return [15, author, counter, _flat_ids(op.targets), *op.matrix]
     raise AssertionError(f"unhandled op type {type(op).__name__}")
 
 
@@ -203,7 +207,9 @@ def op_from_wire(item: object) -> Op:
             return Restyle(op_id, _pairs("targets", values[0]), *values[1:])
         if kind is OpKind.REORDER:
             return Reorder(op_id, _pairs("targets", values[0]), *values[1:])
-        return TextEdit(op_id, values[:2], *values[2:])
+        if kind is OpKind.EDIT_TEXT:
+            return TextEdit(op_id, values[:2], *values[2:])
+        return Transform(op_id, _pairs("targets", values[0]), values[1:])
     except InvalidOpError as error:
         raise OpDecodeError(str(error)) from None
 

@@ -94,4 +94,3 @@ def opacity_of(colour: int) -> int:
 
 
 __all__ = ["ZOrder", "edited", "opacity_of", "reordered", "restyled"]
-

@@ -43,6 +43,7 @@ from whiteboard.board.codec import (
     op_to_wire,
 )
 from whiteboard.board.edits import ZOrder, edited, reordered
+from whiteboard.board.geometry import Linear, compose
 from whiteboard.board.ops import (
     OP_TYPES,
     Clear,
@@ -60,6 +61,7 @@ from whiteboard.board.ops import (
     Stroke,
     Text,
     TextEdit,
+    Transform,
     Undo,
 )
 
@@ -105,14 +107,16 @@ class _Encodings:
     def of(self, obj: BoardObject) -> bytes:
         entry = self.entries.get(obj.op.id)
         if entry is None or entry[0] is not obj:
-            encoded = msgpack.packb((obj.dx, obj.dy)) + encode_op(obj.op)
+            placement = (obj.dx, obj.dy) if obj.linear is None else (obj.dx, obj.dy, *obj.linear)
+            encoded = msgpack.packb(placement) + encode_op(obj.op)
             entry = self.entries[obj.op.id] = (obj, encoded)
         return entry[1]
 
 
 @dataclass(frozen=True, slots=True)
 class BoardObject:
-    """A visible object: the drawing op that created it as restyles left it (same id),
+    """A visible object: the drawing op that created it as restyles and text edits left it
+    (same id), placed by ``linear`` (None: as drawn; see whiteboard/board/geometry.py) then
     translated by (dx, dy); ``z``: its place in the z-order if a reorder moved it there,
     None if it sits at its drawing op's sort key (see whiteboard/board/edits.py)."""
 
@@ -120,6 +124,7 @@ class BoardObject:
     dx: float = 0.0
     dy: float = 0.0
     z: ZOrder | None = None
+    linear: Linear | None = None
 
     @property
     def id(self) -> OpId:
@@ -322,8 +327,9 @@ class Board:
         """Hex SHA-256 of the visible state; equal states give equal hashes on every replica.
 
         The canonical encoding: the msgpack str "whiteboard-board-state/1", then for each
-        visible object in z-order the msgpack array [dx, dy] (float64) followed by the wire
-        encoding of its drawing op as restyles left it (the z-order is the objects' order).
+        visible object in z-order the msgpack array [dx, dy] (float64), or [dx, dy, a, b, c,
+        d] for one transformed, followed by the wire encoding of its drawing op as restyles
+        and text edits left it (the z-order is the objects' order).
         """
         if self._hash is None:
             digest = hashlib.sha256(HASH_DOMAIN)
@@ -416,7 +422,7 @@ class Board:
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
-        elif isinstance(op, Move | Restyle | Reorder | TextEdit):
+        elif isinstance(op, Move | Restyle | Reorder | TextEdit | Transform):
             self._apply_edit(op, sort_key, late, before)
         elif isinstance(op, Clear):
             self._clears.append(op_id)
@@ -474,7 +480,7 @@ class Board:
         target_op = entry.op
         if isinstance(target_op, Stroke | Shape | Text):
             self._refresh(target, before)
-        elif isinstance(target_op, Erase | Move | Restyle | Reorder | TextEdit):
+        elif isinstance(target_op, Erase | Move | Restyle | Reorder | TextEdit | Transform):
             if isinstance(target_op, Reorder):
                 self._reordered = True
             for erased_or_edited in target_op.targets:
@@ -694,12 +700,16 @@ def _edited(obj: BoardObject, edit: EditOp, edit_key: SortKey, own_key: SortKey)
     """``obj`` (the object of the drawing at ``own_key``) after ``edit``, at ``edit_key``:
     one step of the per-object fold (module docstring)."""
     if isinstance(edit, Move):
-        return BoardObject(obj.op, obj.dx + edit.dx, obj.dy + edit.dy, obj.z)
+        return BoardObject(obj.op, obj.dx + edit.dx, obj.dy + edit.dy, obj.z, obj.linear)
     if isinstance(edit, Restyle | TextEdit):
         op = edited(obj.op, edit)
-        return obj if op is obj.op else BoardObject(op, obj.dx, obj.dy, obj.z)
+        return obj if op is obj.op else BoardObject(op, obj.dx, obj.dy, obj.z, obj.linear)
+    if isinstance(edit, Transform):
+        linear, dx, dy = compose(edit.matrix, obj.linear, obj.dx, obj.dy)
+        return BoardObject(obj.op, dx, dy, obj.z, linear)
     previous = own_key if obj.z is None else obj.z
-    return BoardObject(obj.op, obj.dx, obj.dy, reordered(edit.place, edit_key, previous))
+    z = reordered(edit.place, edit_key, previous)
+    return BoardObject(obj.op, obj.dx, obj.dy, z, obj.linear)
 
 
 def _proof_of(proofs: Mapping[OpId, bytes], op_id: OpId) -> list[bytes]:

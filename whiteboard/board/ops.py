@@ -30,6 +30,12 @@ MAX_AUTHOR = 2**32 - 1
 MAX_COUNTER = 2**63 - 1
 MAX_COLOUR = 2**32 - 1
 MAX_OPACITY = 255  # an opacity is the alpha byte of a colour
+# A transform's linear part (a, b, c, d) is within +-MAX_SCALE, its translation (e, f) within
+# +-MAX_SHIFT (scaling about a far point moves far), and it keeps some area: |ad - bc| is at
+# least MIN_AREA_SCALE, so that what it flattens can still be found, hit and undone.
+MAX_SCALE = 1e4
+MAX_SHIFT = 1e12
+MIN_AREA_SCALE = 1e-6
 
 
 class OpKind(IntEnum):
@@ -49,6 +55,7 @@ class OpKind(IntEnum):
     RESTYLE = 12
     REORDER = 13
     EDIT_TEXT = 14
+    TRANSFORM = 15
 
 
 SHAPE_KINDS = frozenset({OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW})
@@ -482,13 +489,60 @@ class TextEdit:
         return (self.target,)
 
 
-Op = Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder | TextEdit
+Matrix = tuple[float, float, float, float, float, float]
+
+
+@dataclass(frozen=True, slots=True)
+class Transform:
+    """Transforms the target objects that exist at this op's place in the order by the
+    affine map ``matrix`` = (a, b, c, d, e, f): a point (x, y) of an object, where it is
+    shown, goes to (a*x + c*y + e, b*x + d*y + f). A resize or a rotation of a selection is
+    one such map about a point of the board, the same for every target."""
+
+    id: OpId
+    targets: tuple[OpId, ...]
+    matrix: Matrix
+
+    kind: ClassVar[OpKind] = OpKind.TRANSFORM
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        _set(self, "targets", _check_targets("targets", self.targets))
+        _set(self, "matrix", _check_matrix(self.matrix))
+
+
+def _check_matrix(value: object) -> Matrix:
+    if not isinstance(value, tuple | list) or len(value) != 6:
+        raise InvalidOpError(
+            f"op field 'matrix' must be 6 numbers (a, b, c, d, e, f), {_got(value, tuple)}"
+        )
+    scale, shift = f"within +-{MAX_SCALE:g}", f"within +-{MAX_SHIFT:g}"
+    a, b, c, d = (
+        _check_float(f"matrix.{name}", v, -MAX_SCALE, MAX_SCALE, scale)
+        for name, v in zip("abcd", value[:4], strict=True)
+    )
+    e, f = (
+        _check_float(f"matrix.{name}", v, -MAX_SHIFT, MAX_SHIFT, shift)
+        for name, v in zip("ef", value[4:], strict=True)
+    )
+    if not abs(a * d - b * c) >= MIN_AREA_SCALE:
+        raise InvalidOpError(
+            f"op field 'matrix' must keep some area (|ad - bc| >= {MIN_AREA_SCALE:g}), "
+            f"got {_short(value)}"
+        )
+    return (a, b, c, d, e, f)
+
+
+Op = (
+    Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder | TextEdit
+    | Transform
+)  # fmt: skip
 DrawingOp = Stroke | Shape | Text
 # The ops that act on objects named by id (their ``targets``).
-TargetedOp = Erase | Move | Restyle | Reorder | TextEdit
+TargetedOp = Erase | Move | Restyle | Reorder | TextEdit | Transform
 # The ops that change an object without removing it: folded per object, in key order.
-EditOp = Move | Restyle | Reorder | TextEdit
+EditOp = Move | Restyle | Reorder | TextEdit | Transform
 OP_TYPES: tuple[type, ...] = (
-    Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder, TextEdit,
+    Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder, TextEdit, Transform,
 )  # fmt: skip
 DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text)

@@ -30,6 +30,7 @@ from whiteboard.board.ops import (
     Stroke,
     Text,
     TextEdit,
+    Transform,
     Undo,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
@@ -319,6 +320,8 @@ def op_fields(op: Op) -> dict[str, Any]:
             return {"targets": len(op.targets)} | {k: v for k, v in style.items() if v is not None}
         case TextEdit():
             return {"target": str(op.target), "chars": len(op.text), "font_size": op.font_size}
+        case Transform():
+            return {"targets": len(op.targets), "matrix": list(op.matrix)}
         case Reorder():
             return {"targets": len(op.targets), "place": op.place.name}
         case Undo() | Redo():
@@ -354,10 +357,10 @@ def _estimated_text_rect(op: Text) -> Rect:
 
 
 def target_authors(op: Op) -> list[int] | None:
-    """The author of each target of an ERASE, MOVE, RESTYLE or REORDER, in order; of an
-    UNDO's, REDO's or EDIT_TEXT's one target. ``None`` for other ops."""
+    """The author of each target of an ERASE, MOVE, RESTYLE, REORDER or TRANSFORM, in order;
+    of an UNDO's, REDO's or EDIT_TEXT's one target. ``None`` for other ops."""
     match op:
-        case Erase() | Move() | Restyle() | Reorder():
+        case Erase() | Move() | Restyle() | Reorder() | Transform():
             return [target.author for target in op.targets]
         case Undo() | Redo() | TextEdit():
             return [op.target.author]

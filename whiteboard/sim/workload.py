@@ -18,8 +18,9 @@ board ops that looks like a session of several people at one board:
   then erase or move someone else's: always what they could have seen, drawn a second before.
 
 The ``edit`` workload (:data:`EDIT`) is the same session ten times faster, with far more
-editing: restyles, reorders to the front and back, and rewrites of labels (which it draws
-more of), each of one's own work or someone else's; a member's undo takes back any of them.
+editing: restyles, reorders to the front and back, resizes and turns, and rewrites of labels
+(which it draws more of), each of one's own work or someone else's; a member's undo takes
+back any of them.
 
 Drawings are shaped by :mod:`whiteboard.board.synthetic` (strokes mostly, some shapes, a few
 labels) and moved into place; each member favours a colour of their own.
@@ -50,6 +51,7 @@ from whiteboard.board import (
     Stroke,
     Text,
     TextEdit,
+    Transform,
     Undo,
     ZPlace,
 )
@@ -98,6 +100,7 @@ class Mix:
     restyle: float = 0.0  # anyone's drawing (a third of the time another's)
     reorder: float = 0.0  # to the front or the back, likewise
     edit_text: float = 0.0  # a label's words rewritten, likewise
+    transform: float = 0.0  # resized or turned about the middle of the member's region
     label_share: float = 0.0  # of the drawings, labels (beyond synthetic ones)
     pace: float = 1.0  # every time of the plan is multiplied by this
 
@@ -111,6 +114,7 @@ EDIT = Mix(
     restyle=0.10,
     reorder=0.07,
     edit_text=0.07,
+    transform=0.06,
     label_share=0.2,
     pace=0.1,
 )
@@ -303,6 +307,9 @@ class _Actions:
         roll -= mix.reorder
         if roll < mix.edit_text:
             return self._edit_text(member, self._anyones(at, member))
+        roll -= mix.edit_text
+        if roll < mix.transform:
+            return self._transform(member, self._anyones(at, member))
         return None
 
     # -- kinds of op -----------------------------------------------------------------------
@@ -380,6 +387,21 @@ class _Actions:
         rng = self.rng
         words, size = rng.choice(LABELS), rng.choice((12.0, 16.0, 24.0, 32.0))
         return self._did(member, TextEdit(self._next_id(member), rng.choice(labels), words, size))
+
+    def _transform(self, member: int, candidates: list[OpId]) -> Op | None:
+        if not candidates:
+            return None
+        rng = self.rng
+        cx, cy = self.regions[member].centre
+        if rng.random() < 0.5:
+            angle = math.radians(rng.choice((15, 30, 45, 90, -30, -90)))
+            a, b = math.cos(angle), math.sin(angle)
+            matrix = (a, b, -b, a, cx - a * cx + b * cy, cy - b * cx - a * cy)
+        else:
+            kx, ky = rng.choice((0.5, 0.8, 1.25, 2.0)), rng.choice((0.5, 1.0, 1.5))
+            matrix = (kx, 0.0, 0.0, ky, cx - kx * cx, cy - ky * cy)
+        targets = tuple(self._pick(candidates))
+        return self._did(member, Transform(self._next_id(member), targets, matrix))
 
     def _undo(self, member: int) -> Op | None:
         if not self.history[member]:

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QWidget
 from whiteboard.app.scene_index import Scene
 from whiteboard.app.view import Rect, View
 from whiteboard.board import Op, OpId
+from whiteboard.board.ops import Matrix
 
 
 class ToolKind(Enum):
@@ -50,6 +51,7 @@ class Pointer:
     wx: float
     wy: float
     shift: bool = False
+    alt: bool = False
 
 
 class ToolHost(Protocol):
@@ -87,9 +89,15 @@ class ToolHost(Protocol):
     def refresh(self, rect: Rect | None = None) -> None:
         """Repaint a board rectangle of the preview (None: all of it)."""
 
-    def set_lifted(self, lifted: Mapping[OpId, float], dx: float = 0.0, dy: float = 0.0) -> None:
-        """Show these objects above the board with an opacity each, moved by (dx, dy), until
-        the next call (an empty mapping puts them back)."""
+    def set_lifted(
+        self,
+        lifted: Mapping[OpId, float],
+        dx: float = 0.0,
+        dy: float = 0.0,
+        matrix: Matrix | None = None,
+    ) -> None:
+        """Show these objects above the board with an opacity each, moved by (dx, dy) or
+        mapped by ``matrix``, until the next call (an empty mapping puts them back)."""
 
     def set_selection(self, ids: Sequence[OpId]) -> None: ...
 

@@ -8,6 +8,9 @@ and sent as one Move op once the keys rest (``NUDGE_SETTLE_MS``): a held key rep
 thirty times a second, and each repeat an op of its own would be as many datagrams, MTP
 tokens and undo steps. Delete or Backspace erases the selection; Escape drops a drag, or else
 the selection.
+
+Handles on the box around the selection resize and turn it (whiteboard/app/handles.py),
+shown while dragged and sent as Transform ops on release.
 """
 
 from __future__ import annotations
@@ -15,10 +18,20 @@ from __future__ import annotations
 import math
 from enum import Enum, auto
 
-from PySide6.QtCore import QRectF, Qt, QTimer
-from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen
+from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QKeyEvent, QPainter, QPen, QPolygonF
 
-from whiteboard.app.strokes import erase_ops, move_ops
+from whiteboard.app.handles import (
+    HANDLE_PX,
+    IDENTITY,
+    Handle,
+    handle_at,
+    handle_points,
+    mapped_corners,
+    resize_matrix,
+    rotate_matrix,
+)
+from whiteboard.app.strokes import erase_ops, move_ops, transform_ops
 from whiteboard.app.tools.base import (
     CLICK_SLOP,
     HIT_TOLERANCE,
@@ -27,7 +40,14 @@ from whiteboard.app.tools.base import (
     ToolHost,
     ToolKind,
 )
-from whiteboard.app.view import Rect, View, rect_from_points, rect_inflated, rect_translated
+from whiteboard.app.view import (
+    Rect,
+    View,
+    rect_from_points,
+    rect_inflated,
+    rect_translated,
+    rect_union,
+)
 from whiteboard.board import OpId, Text
 
 SELECTION_COLOUR = QColor(30, 136, 229)
@@ -48,6 +68,7 @@ class _Mode(Enum):
     PRESSED = auto()  # on a selected object: a click, or the start of a move
     MOVING = auto()
     MARQUEE = auto()
+    TRANSFORMING = auto()  # a handle dragged: resizing or turning
 
 
 class SelectTool(BaseTool):
@@ -58,6 +79,9 @@ class SelectTool(BaseTool):
         self._anchor_widget = (0.0, 0.0)
         self._current = (0.0, 0.0)
         self._additive = False
+        self._handle: Handle | None = None
+        self._box: Rect | None = None  # the selection's box when a handle was grabbed
+        self._matrix = IDENTITY  # what the handle's drag does so far
         self._nudge = (0.0, 0.0)  # the arrow keys' move not sent yet, in board units
         self._nudged_ids: tuple[OpId, ...] = ()  # ... of the selection as it was then
         self._nudge_timer = QTimer(host.widget())
@@ -82,6 +106,12 @@ class SelectTool(BaseTool):
         self._anchor = self._current = (pointer.x, pointer.y)
         self._anchor_widget = (pointer.wx, pointer.wy)
         self._additive = pointer.shift
+        box = self.selection_box()
+        handle = None if box is None else handle_at(box, pointer.x, pointer.y, host.view.scale)
+        if handle is not None:
+            self._mode, self._handle, self._box = _Mode.TRANSFORMING, handle, box
+            self._matrix = IDENTITY
+            return
         item = host.scene.topmost_at(pointer.x, pointer.y, HIT_TOLERANCE / host.view.scale)
         selection = host.selection
         if item is None:
@@ -101,6 +131,9 @@ class SelectTool(BaseTool):
 
     def move(self, pointer: Pointer) -> None:
         if self._mode is _Mode.IDLE:
+            return
+        if self._mode is _Mode.TRANSFORMING:
+            self._transform_to(pointer)
             return
         before = self._marquee_rect()
         self._current = (pointer.x, pointer.y)
@@ -128,6 +161,10 @@ class SelectTool(BaseTool):
             return
         self.move(pointer)
         host = self.host
+        if self._mode is _Mode.TRANSFORMING:
+            self._send_transform()
+            self._mode = _Mode.IDLE
+            return
         if self._mode is _Mode.MOVING:
             dx, dy = self.offset
             targets = list(host.selection)
@@ -150,7 +187,7 @@ class SelectTool(BaseTool):
 
     def cancel(self) -> None:
         self.commit_nudge()  # a nudge is done as it is shown: what is dropped is a drag
-        if self._mode is _Mode.MOVING:
+        if self._mode in (_Mode.MOVING, _Mode.TRANSFORMING):
             self.host.set_lifted({})
         elif self._mode is _Mode.MARQUEE:
             self.host.refresh(self._marquee_rect())
@@ -222,6 +259,41 @@ class SelectTool(BaseTool):
         host.end_gesture([op.id for op in ops])
         host.set_selection(())
 
+    # -- resizing and turning ------------------------------------------------------------------
+
+    def selection_box(self) -> Rect | None:
+        """The box around the selection as shown (where its handles are), None if nothing
+        is selected."""
+        box: Rect | None = None
+        for rect in self.selection_rects():
+            box = rect_union(box, rect)
+        return box
+
+    def _transform_to(self, pointer: Pointer) -> None:
+        box, handle, host = self._box, self._handle, self.host
+        assert box is not None and handle is not None
+        if handle is Handle.ROTATE:
+            self._matrix = rotate_matrix(box, self._anchor, (pointer.x, pointer.y), pointer.shift)
+        else:
+            self._matrix = resize_matrix(
+                box, handle, self._anchor, (pointer.x, pointer.y), pointer.shift, pointer.alt
+            )
+        host.set_lifted(dict.fromkeys(host.selection, 1.0), matrix=self._matrix)
+        host.refresh()  # the box turns with the drag, beyond the objects' rectangles
+
+    def _send_transform(self) -> None:
+        host = self.host
+        targets = [i for i in host.selection if host.scene.get(i) is not None]
+        if targets and self._matrix != IDENTITY:
+            # Sent before the objects are put back, so they never show as they were.
+            ops = transform_ops(targets, self._matrix, host.next_op_id, host.max_payload)
+            for op in ops:
+                host.send(op)
+            host.end_gesture([op.id for op in ops])
+        host.set_lifted({})
+        self._matrix = IDENTITY
+        host.refresh()
+
     def _marquee_rect(self) -> Rect | None:
         if self._mode is not _Mode.MARQUEE:
             return None
@@ -243,11 +315,41 @@ class SelectTool(BaseTool):
         painter.setPen(pen)
         painter.setBrush(Qt.BrushStyle.NoBrush)
         pad = 3.0 / view.scale
+        if self._mode is _Mode.TRANSFORMING and self._box is not None:
+            # The box as the drag takes it: turned, it is no longer upright.
+            corners = mapped_corners(self._matrix, self._box)
+            painter.drawPolygon(QPolygonF([QPointF(x, y) for x, y in corners]))
+            return
         for rect in self.selection_rects():
             x0, y0, x1, y1 = rect_inflated(rect, pad)
             painter.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+        box = self.selection_box()
+        if box is not None and self._mode is not _Mode.MOVING and self.offset == (0.0, 0.0):
+            if len(self.host.selection) > 1:  # the box the handles hold, around them all
+                pen.setStyle(Qt.PenStyle.DotLine)
+                painter.setPen(pen)
+                x0, y0, x1, y1 = box
+                painter.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+            self._paint_handles(painter, view, box)
         marquee = self._marquee_rect()
         if marquee is not None:
             painter.setBrush(MARQUEE_FILL)
             x0, y0, x1, y1 = marquee
             painter.drawRect(QRectF(x0, y0, x1 - x0, y1 - y0))
+
+    def _paint_handles(self, painter: QPainter, view: View, box: Rect) -> None:
+        scale = view.scale
+        half = HANDLE_PX / 2.0 / scale
+        pen = QPen(SELECTION_COLOUR, 1.0)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        painter.setBrush(QColor(255, 255, 255))
+        points = handle_points(box, scale)
+        top = QPointF(points[Handle.N][0], points[Handle.N][1])
+        turn = QPointF(*points[Handle.ROTATE])
+        painter.drawLine(top, turn)
+        for handle, (x, y) in points.items():
+            if handle is Handle.ROTATE:
+                painter.drawEllipse(QPointF(x, y), half, half)
+            else:
+                painter.drawRect(QRectF(x - half, y - half, 2 * half, 2 * half))
