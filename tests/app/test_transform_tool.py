@@ -4,6 +4,7 @@ the object is then painted, hit and exported where the transform puts it."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import QPoint, QRectF, Qt
 from PySide6.QtGui import QImage, QPainter
 from PySide6.QtTest import QTest
@@ -23,6 +24,7 @@ def selected(qtbot: QtBot) -> Session:
     session = Session(qtbot, size=(500, 400))
     session.apply(SQUARE)
     canvas = session.canvas
+    canvas.live_chunks = False  # on release only: the live steps have their own test
     canvas.set_tool(ToolKind.SELECT)
     QTest.mouseClick(canvas, LEFT, NONE, QPoint(130, 115))
     assert canvas.selection == (SQUARE.id,)
@@ -98,3 +100,44 @@ def test_escape_drops_a_resize(qtbot: QtBot) -> None:
     QTest.keyClick(canvas, Qt.Key.Key_Escape)
     QTest.mouseRelease(canvas, LEFT, NONE, QPoint(250, 200))
     assert session.sent == [] and canvas.lifted_opacity(SQUARE.id) is None
+
+
+def test_live_steps_go_out_while_dragging_and_make_the_whole_map_together(
+    qtbot: QtBot,
+) -> None:
+    """With live chunks on (RMP), each live tick sends the step since the last one: others
+    watch the resize; together the steps make what one op would, one undo step; Escape
+    sends the step back to where it began."""
+    session = selected(qtbot)
+    canvas = session.canvas
+    canvas.live_chunks = True
+    QTest.mousePress(canvas, LEFT, NONE, QPoint(161, 131))  # the bottom-right handle
+    QTest.mouseMove(canvas, QPoint(191, 146))
+    canvas.flush_live_chunk()  # as the live timer does, every 50 ms
+    QTest.mouseMove(canvas, QPoint(221, 161))
+    canvas.flush_live_chunk()
+    canvas.flush_live_chunk()  # nothing new: nothing sent
+    assert len(session.sent) == 2  # while the button is still down
+    QTest.mouseMove(canvas, QPoint(251, 176))
+    QTest.mouseRelease(canvas, LEFT, NONE, QPoint(251, 176))
+    assert len(session.sent) == 3 and session.gestures == [[op.id for op in session.sent]]
+    obj = session.board.object(SQUARE.id)
+    assert obj is not None and obj.linear is not None
+    # The box (the square and its pen: 62 by 32) dragged 90 right and 45 down, in 3 steps.
+    assert obj.linear == pytest.approx((152 / 62, 0.0, 0.0, 77 / 32))
+    # A second drag, dropped with Escape after a live step: back where it was.
+    before = session.board.object(SQUARE.id)
+    tool = canvas.active_tool
+    assert isinstance(tool, SelectTool)
+    box = tool.selection_box()
+    assert box is not None
+    corner = QPoint(round(box[2]), round(box[3]))
+    QTest.mousePress(canvas, LEFT, NONE, corner)
+    QTest.mouseMove(canvas, corner + QPoint(40, 40))
+    canvas.flush_live_chunk()
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    QTest.mouseRelease(canvas, LEFT, NONE, corner + QPoint(40, 40))
+    after = session.board.object(SQUARE.id)
+    assert before is not None and after is not None
+    assert after.linear == pytest.approx(before.linear)
+    assert (after.dx, after.dy) == pytest.approx((before.dx, before.dy))

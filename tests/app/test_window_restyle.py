@@ -221,11 +221,22 @@ def test_a_resize_and_a_turn_by_the_handles_reach_the_other_member(
     box = tool.selection_box()
     assert box is not None
     corner = QPoint(round(box[2]), round(box[3]))
-    drag(alice, [(corner.x(), corner.y()), (corner.x() + 30, corner.y() + 20), (260, 200)])
 
     def linear(window: MainWindow) -> object:
         obj = window.replica.board.object(rect)
         return None if obj is None else obj.linear
+
+    QTest.mousePress(alice.canvas, LEFT, NONE, corner)
+    QTest.mouseMove(alice.canvas, corner + QPoint(30, 20))
+    assert alice.canvas.live_chunks == (transport == "rmp")
+    if alice.canvas.live_chunks:  # RMP: Bob watches the resize while it happens
+        qtbot.waitUntil(lambda: linear(bob) is not None, timeout=WAIT_MS)
+    else:  # MTP: sent when Alice lets go, seen once accepted
+        qtbot.wait(300)
+        assert linear(bob) is None
+    QTest.mouseMove(alice.canvas, QPoint(260, 200))
+    QTest.mouseRelease(alice.canvas, LEFT, NONE, QPoint(260, 200))
+    qtbot.waitUntil(lambda: linear(bob) == linear(alice) != (1.0, 0.0, 0.0, 1.0), timeout=WAIT_MS)
 
     qtbot.waitUntil(lambda: linear(bob) is not None, timeout=WAIT_MS)
     assert linear(bob) == linear(alice)

@@ -51,7 +51,6 @@ from whiteboard.app.scene_index import Scene
 from whiteboard.app.tiles import TILE, TileKey
 from whiteboard.app.tools import (
     BaseTool,
-    PenTool,
     Pointer,
     SelectTool,
     TextTool,
@@ -392,9 +391,9 @@ class BoardCanvas(QWidget):
         self._live_timer.stop()
 
     def flush_live_chunk(self) -> None:
-        """Send the pen's points captured since the last chunk (the live timer's slot)."""
-        if isinstance(self._tool, PenTool):
-            self._tool.flush_live_chunk()
+        """The live timer's slot: the tool sends what its gesture did since the last time
+        (the pen's points, a resize's step)."""
+        self._tool.flush_live_chunk()
 
     def cancel_gesture(self) -> None:
         self._pressed = False

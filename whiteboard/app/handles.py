@@ -125,6 +125,24 @@ def rotate_matrix(
     return (cos, sin, -sin, cos, cx - cos * cx + sin * cy, cy - sin * cx - cos * cy)
 
 
+def then(second: Matrix, first: Matrix) -> Matrix:
+    """The map that applies ``first``, then ``second``."""
+    a, b, c, d, e, f = second
+    p, q, r, s, t, u = first
+    return (
+        a * p + c * q, b * p + d * q, a * r + c * s, b * r + d * s,
+        a * t + c * u + e, b * t + d * u + f,
+    )  # fmt: skip
+
+
+def inverse(matrix: Matrix) -> Matrix:
+    """The map that undoes ``matrix`` (which keeps some area: a Transform's does)."""
+    a, b, c, d, e, f = matrix
+    det = a * d - b * c
+    ia, ib, ic, id_ = d / det, -b / det, -c / det, a / det
+    return (ia, ib, ic, id_, -(ia * e + ic * f), -(ib * e + id_ * f))
+
+
 def mapped(matrix: Matrix, x: float, y: float) -> tuple[float, float]:
     a, b, c, d, e, f = matrix
     return a * x + c * y + e, b * x + d * y + f
@@ -143,8 +161,10 @@ __all__ = [
     "Handle",
     "handle_at",
     "handle_points",
+    "inverse",
     "mapped",
     "mapped_corners",
     "resize_matrix",
     "rotate_matrix",
+    "then",
 ]

@@ -135,6 +135,9 @@ class BaseTool:
     def double_click(self, pointer: Pointer) -> None:
         pass
 
+    def flush_live_chunk(self) -> None:
+        """The live timer (started by the tool): send what the gesture did since."""
+
     def key_press(self, event: QKeyEvent) -> bool:
         """A key the canvas did not use; True if the tool did."""
         return False

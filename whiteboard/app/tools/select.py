@@ -10,7 +10,9 @@ tokens and undo steps. Delete or Backspace erases the selection; Escape drops a 
 the selection.
 
 Handles on the box around the selection resize and turn it (whiteboard/app/handles.py),
-shown while dragged and sent as Transform ops on release.
+shown while dragged and sent as Transform ops: on a transport that delivers at once (RMP)
+every live interval, as the pen sends a stroke, so that others watch it; else on release.
+Each op is the step since the last one, so that together they make the drag's map.
 """
 
 from __future__ import annotations
@@ -27,9 +29,11 @@ from whiteboard.app.handles import (
     Handle,
     handle_at,
     handle_points,
+    inverse,
     mapped_corners,
     resize_matrix,
     rotate_matrix,
+    then,
 )
 from whiteboard.app.strokes import erase_ops, move_ops, transform_ops
 from whiteboard.app.tools.base import (
@@ -82,6 +86,8 @@ class SelectTool(BaseTool):
         self._handle: Handle | None = None
         self._box: Rect | None = None  # the selection's box when a handle was grabbed
         self._matrix = IDENTITY  # what the handle's drag does so far
+        self._sent = IDENTITY  # ... of which the Transform ops sent so far do this much
+        self._sent_ids: list[OpId] = []
         self._nudge = (0.0, 0.0)  # the arrow keys' move not sent yet, in board units
         self._nudged_ids: tuple[OpId, ...] = ()  # ... of the selection as it was then
         self._nudge_timer = QTimer(host.widget())
@@ -110,7 +116,9 @@ class SelectTool(BaseTool):
         handle = None if box is None else handle_at(box, pointer.x, pointer.y, host.view.scale)
         if handle is not None:
             self._mode, self._handle, self._box = _Mode.TRANSFORMING, handle, box
-            self._matrix = IDENTITY
+            self._matrix = self._sent = IDENTITY
+            self._sent_ids = []
+            host.start_live_timer()
             return
         item = host.scene.topmost_at(pointer.x, pointer.y, HIT_TOLERANCE / host.view.scale)
         selection = host.selection
@@ -187,7 +195,11 @@ class SelectTool(BaseTool):
 
     def cancel(self) -> None:
         self.commit_nudge()  # a nudge is done as it is shown: what is dropped is a drag
-        if self._mode in (_Mode.MOVING, _Mode.TRANSFORMING):
+        if self._mode is _Mode.TRANSFORMING:
+            # What went out live is taken back by one more step, to where it all began.
+            self._matrix = IDENTITY
+            self._send_transform()
+        elif self._mode is _Mode.MOVING:
             self.host.set_lifted({})
         elif self._mode is _Mode.MARQUEE:
             self.host.refresh(self._marquee_rect())
@@ -278,20 +290,42 @@ class SelectTool(BaseTool):
             self._matrix = resize_matrix(
                 box, handle, self._anchor, (pointer.x, pointer.y), pointer.shift, pointer.alt
             )
-        host.set_lifted(dict.fromkeys(host.selection, 1.0), matrix=self._matrix)
+        # Shown as the objects are (the steps sent included), then the rest of the drag.
+        rest = then(self._matrix, inverse(self._sent))
+        host.set_lifted(dict.fromkeys(host.selection, 1.0), matrix=rest)
         host.refresh()  # the box turns with the drag, beyond the objects' rectangles
 
-    def _send_transform(self) -> None:
+    def flush_live_chunk(self) -> None:
+        """The live timer: send the drag's step since the last one."""
+        if self._mode is _Mode.TRANSFORMING and self._send_step():
+            self.host.set_lifted(dict.fromkeys(self.host.selection, 1.0), matrix=IDENTITY)
+
+    def _send_step(self) -> bool:
+        """Send the Transform ops taking the selection from where the steps sent so far put
+        it to where the drag does; whether there was a step to send."""
         host = self.host
+        step = then(self._matrix, inverse(self._sent))
         targets = [i for i in host.selection if host.scene.get(i) is not None]
-        if targets and self._matrix != IDENTITY:
-            # Sent before the objects are put back, so they never show as they were.
-            ops = transform_ops(targets, self._matrix, host.next_op_id, host.max_payload)
-            for op in ops:
-                host.send(op)
-            host.end_gesture([op.id for op in ops])
+        if not targets or all(abs(s - i) < 1e-12 for s, i in zip(step, IDENTITY, strict=True)):
+            return False
+        # Sent before the objects are put back, so they never show as they were.
+        ops = transform_ops(targets, step, host.next_op_id, host.max_payload)
+        for op in ops:
+            host.send(op)
+        self._sent_ids += [op.id for op in ops]
+        self._sent = self._matrix
+        return True
+
+    def _send_transform(self) -> None:
+        """The drag ends: its last step, and all of them one undo step."""
+        host = self.host
+        host.stop_live_timer()
+        self._send_step()
+        if self._sent_ids:
+            host.end_gesture(self._sent_ids)
+        self._sent_ids = []
         host.set_lifted({})
-        self._matrix = IDENTITY
+        self._matrix = self._sent = IDENTITY
         host.refresh()
 
     def _marquee_rect(self) -> Rect | None:
