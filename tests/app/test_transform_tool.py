@@ -31,6 +31,15 @@ def selected(qtbot: QtBot) -> Session:
     return session
 
 
+def selection_box(session: Session) -> tuple[float, float, float, float]:
+    """The box the select tool puts the handles on."""
+    tool = session.canvas.active_tool
+    assert isinstance(tool, SelectTool)
+    box = tool.selection_box()
+    assert box is not None
+    return box
+
+
 def handle_drag(session: Session, start: QPoint, points: list[QPoint], mods=NONE) -> None:
     canvas = session.canvas
     QTest.mousePress(canvas, LEFT, mods, start)
@@ -42,10 +51,7 @@ def handle_drag(session: Session, start: QPoint, points: list[QPoint], mods=NONE
 def test_dragging_a_corner_resizes_and_sends_one_transform(qtbot: QtBot) -> None:
     session = selected(qtbot)
     canvas = session.canvas
-    tool = canvas.active_tool
-    assert isinstance(tool, SelectTool)
-    box = tool.selection_box()
-    assert box is not None
+    box = selection_box(session)
     corner = QPoint(round(box[2]), round(box[3]))
     QTest.mousePress(canvas, LEFT, NONE, corner)
     QTest.mouseMove(canvas, corner + QPoint(60, 30))
@@ -65,10 +71,7 @@ def test_dragging_a_corner_resizes_and_sends_one_transform(qtbot: QtBot) -> None
 def test_a_turned_object_is_hit_where_it_is_shown(qtbot: QtBot) -> None:
     session = selected(qtbot)
     canvas = session.canvas
-    tool = canvas.active_tool
-    assert isinstance(tool, SelectTool)
-    box = tool.selection_box()
-    assert box is not None
+    box = selection_box(session)
     cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
     above = QPoint(round(cx), round(box[1] - 24))
     right = QPoint(round(box[2] + 40), round(cy))
@@ -127,10 +130,7 @@ def test_live_steps_go_out_while_dragging_and_make_the_whole_map_together(
     assert obj.linear == pytest.approx((152 / 62, 0.0, 0.0, 77 / 32))
     # A second drag, dropped with Escape after a live step: back where it was.
     before = session.board.object(SQUARE.id)
-    tool = canvas.active_tool
-    assert isinstance(tool, SelectTool)
-    box = tool.selection_box()
-    assert box is not None
+    box = selection_box(session)
     corner = QPoint(round(box[2]), round(box[3]))
     QTest.mousePress(canvas, LEFT, NONE, corner)
     QTest.mouseMove(canvas, corner + QPoint(40, 40))

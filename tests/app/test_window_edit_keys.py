@@ -45,6 +45,13 @@ def kinds(window: MainWindow) -> list[OpKind]:
     return [op.kind for _, op in window.replica.board.log()]
 
 
+def rectangle_for_both(qtbot: QtBot, alice: MainWindow, bob: MainWindow) -> None:
+    """Alice draws a rectangle (60, 60)-(160, 140); back once Bob has it."""
+    press(alice, "r")
+    drag(alice, [(60, 60), (120, 100), (160, 140)])
+    qtbot.waitUntil(lambda: len(bob.replica.board) == 1, timeout=WAIT_MS)
+
+
 def only(window: MainWindow) -> BoardObject:
     [obj] = window.replica.board.objects()
     return obj
@@ -56,9 +63,7 @@ def test_a_nudged_rectangle_moves_for_both_and_undo_takes_the_last_nudge_back(
     qtbot: QtBot, net: NetConfig, transport: str
 ) -> None:
     alice, bob = PAIRS[transport](qtbot, net)
-    press(alice, "r")
-    drag(alice, [(60, 60), (120, 100), (160, 140)])
-    qtbot.waitUntil(lambda: len(bob.replica.board) == 1, timeout=WAIT_MS)
+    rectangle_for_both(qtbot, alice, bob)
     press(alice, "v")
     QTest.mouseClick(alice.canvas, LEFT, NONE, QPoint(60, 100))  # on its left side
     assert len(alice.canvas.selection) == 1

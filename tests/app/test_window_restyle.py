@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 from pytestqt.qtbot import QtBot
 
 from tests.app.test_window import drag, open_window
-from tests.app.test_window_edit_keys import PAIRS, kinds
+from tests.app.test_window_edit_keys import PAIRS, kinds, rectangle_for_both
 from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
 from whiteboard.app.toolbar import COLOURS, OPACITIES
@@ -210,9 +210,7 @@ def test_a_resize_and_a_turn_by_the_handles_reach_the_other_member(
     qtbot: QtBot, net: NetConfig, transport: str
 ) -> None:
     alice, bob = PAIRS[transport](qtbot, net)
-    press(alice, "r")
-    drag(alice, [(60, 60), (120, 100), (160, 140)])
-    qtbot.waitUntil(lambda: len(bob.replica.board) == 1, timeout=WAIT_MS)
+    rectangle_for_both(qtbot, alice, bob)
     [rect] = order(bob)
     press(alice, "v")
     QTest.mouseClick(alice.canvas, LEFT, NONE, QPoint(60, 100))
