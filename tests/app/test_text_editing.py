@@ -11,7 +11,7 @@ from pytestqt.qtbot import QtBot
 
 from tests.app.test_canvas import BLUE, Session
 from whiteboard.app.tools import TextTool, ToolKind
-from whiteboard.board import Erase, OpId, Text, TextEdit
+from whiteboard.board import Erase, OpId, Text, TextEdit, Transform
 
 LEFT, NONE = Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier
 SHIFT = Qt.KeyboardModifier.ShiftModifier
@@ -100,3 +100,20 @@ def test_a_new_size_while_editing_goes_with_the_words(qtbot: QtBot) -> None:
     QTest.keyClick(tool.editor, Qt.Key.Key_Return)
     [edit] = session.sent
     assert isinstance(edit, TextEdit) and (edit.text, edit.font_size) == ("Hello", 48.0)
+
+
+def test_a_resized_text_is_edited_where_and_as_large_as_it_is_shown(qtbot: QtBot) -> None:
+    session = with_label(qtbot)
+    session.apply(Transform(OpId(7, 2), (LABEL.id,), (2.0, 0.0, 0.0, 2.0, -30.0, -40.0)))
+    canvas = session.canvas
+    canvas.set_tool(ToolKind.SELECT)
+    QTest.mouseDClick(canvas, LEFT, NONE, QPoint(70, 80))  # shown from (50, 60), twice as big
+    tool = editor_of(session)
+    assert tool.editor is not None
+    assert tool.editor.pos() == QPoint(50, 60) and tool.editor.font().pixelSize() == 48
+    QTest.keyClicks(tool.editor, "!")
+    QTest.keyClick(tool.editor, Qt.Key.Key_Return)
+    [edit] = session.sent
+    assert edit == TextEdit(edit.id, LABEL.id, "Hello!", 24.0)  # its own size, as drawn
+    obj = session.board.object(LABEL.id)
+    assert obj is not None and obj.linear == (2.0, 0.0, 0.0, 2.0)  # still placed so

@@ -23,6 +23,7 @@ from whiteboard.app.scene_index import Item
 from whiteboard.app.strokes import clamp_point
 from whiteboard.app.tools.base import HIT_TOLERANCE, BaseTool, Pointer, ToolHost, ToolKind
 from whiteboard.board import Erase, Op, OpId, Text, TextEdit, encode_op
+from whiteboard.board.geometry import linear_scale, placed_point
 from whiteboard.board.ops import MAX_TEXT_CHARS
 
 # The largest id an op of ours may have: a text that fits with it fits with any.
@@ -122,6 +123,7 @@ class TextTool(BaseTool):
         self._colour = 0
         self._font_size = 1.0
         self._editing: Text | None = None  # the text on the board being edited, as shown
+        self._shown_scale = 1.0  # how much larger than its font size it is shown
         # Whether a commit goes back to the select tool (an edit begun by a double-click).
         self._back_to_select = False
 
@@ -150,9 +152,11 @@ class TextTool(BaseTool):
         self._editing = shown
         self._back_to_select = back_to_select
         self.host.set_lifted({item.id: 0.0})
-        editor = self.open_editor(
-            shown.x + item.dx, shown.y + item.dy, shown.colour, shown.font_size
-        )
+        # A turned or resized text is edited upright, where its first letter is, at the size
+        # it is shown; the edit keeps how it is placed.
+        x, y = placed_point(shown.x, shown.y, item.dx, item.dy, item.linear)
+        self._shown_scale = linear_scale(item.linear)
+        editor = self.open_editor(x, y, shown.colour, shown.font_size)
         editor.setText(shown.text)
         return editor
 
@@ -183,7 +187,7 @@ class TextTool(BaseTool):
         if editor is None:
             return
         view = self.host.view
-        font = text_font(self._font_size * view.scale)
+        font = text_font(self._font_size * self._shown_scale * view.scale)
         editor.setFont(font)
         palette = editor.palette()
         palette.setColor(QPalette.ColorRole.Text, colour(self._colour))
@@ -247,6 +251,7 @@ class TextTool(BaseTool):
         self.commit()
 
     def _close(self) -> None:
+        self._shown_scale = 1.0
         editor, self.editor = self.editor, None
         if editor is None:
             return
