@@ -374,6 +374,10 @@ class Board:
         greatest first: inserted in that order, each leaves the places of the others as
         found."""
         z_key = self._z_key()
+        if not self._reordered:
+            # Z-orders are sort keys, which end with the op id: no pairs to build.
+            keys = sorted(map(z_key, self._late), reverse=True)
+            return [(bisect_left(ids, key, key=z_key), key[1]) for key in keys]
         return [
             (bisect_left(ids, z, key=z_key), op_id)
             for z, op_id in sorted(((z_key(i), i) for i in self._late), reverse=True)
