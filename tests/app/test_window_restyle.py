@@ -17,6 +17,7 @@ from tests.app.test_window import drag, open_window
 from tests.app.test_window_edit_keys import PAIRS, kinds, rectangle_for_both
 from tests.app.test_window_editing import focus, press
 from tests.app.test_window_mtp import WAIT_MS
+from whiteboard.app.strokes import Style
 from whiteboard.app.toolbar import COLOURS, OPACITIES
 from whiteboard.app.tools import SelectTool, ToolKind
 from whiteboard.app.window import MainWindow
@@ -243,3 +244,27 @@ def test_a_resize_and_a_turn_by_the_handles_reach_the_other_member(
     qtbot.waitUntil(lambda: linear(bob) is None, timeout=WAIT_MS)
     qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)
     assert OpKind.TRANSFORM in kinds(bob)
+
+
+@pytest.mark.network
+def test_the_tool_bar_shows_the_selections_style_and_then_what_is_drawn_next(
+    qtbot: QtBot, net: NetConfig
+) -> None:
+    window = window_with_a_rectangle(qtbot, net)
+    qtbot.waitUntil(lambda: len(window.replica.board.objects()) == 1, timeout=WAIT_MS)
+    [rect] = order(window)
+    bar, canvas = window.toolbar, window.canvas
+    drawing = canvas.colour
+    half_red = (RED & 0xFFFFFF) | (128 << 24)
+    QTest.keySequence(window, "Ctrl+A")
+    window.selection_edits.restyle(Style(colour=half_red, width=12.0))
+    qtbot.waitUntil(lambda: style(window, rect) == (half_red, 12.0), timeout=WAIT_MS)
+    canvas.set_selection([])
+    QTest.mouseClick(canvas, LEFT, NONE, QPoint(60, 100))  # select it
+    assert bar.colour_actions[RED].isChecked()
+    assert bar.opacity_box.currentData() == 128 and bar.width_box.currentData() == 12.0
+    assert canvas.colour == drawing  # shown, not taken: what is drawn next is unchanged
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)  # deselected: the drawing style again
+    assert bar.opacity_box.currentData() == OPACITIES[0]
+    drawn_next = bar.colour_actions.get(drawing | 0xFF000000, bar.custom_colour_action)
+    assert drawn_next.isChecked() and bar.width_box.currentData() == canvas.pen_width

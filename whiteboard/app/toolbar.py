@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QColorDialog, QComboBox, QLabel, QToolBar, QWidget
 from whiteboard.app.canvas import DEFAULT_COLOUR, DEFAULT_FONT_SIZE, DEFAULT_WIDTH, BoardCanvas
 from whiteboard.app.strokes import Style
 from whiteboard.app.tools import TextTool, ToolKind
+from whiteboard.board import Shape, Stroke, Text
 from whiteboard.board.edits import opacity_of
 
 COLOURS: tuple[tuple[str, int], ...] = (
@@ -72,6 +73,7 @@ class DrawingToolbar(QToolBar):
             self.tool_actions[kind] = action
         self.tool_actions[canvas.tool].setChecked(True)
         canvas.tool_changed.connect(self._tool_changed)
+        canvas.selection_changed.connect(self._selection_changed)
         self.addSeparator()
 
         colours = QActionGroup(self)
@@ -100,7 +102,9 @@ class DrawingToolbar(QToolBar):
         self.width_box.currentIndexChanged.connect(
             lambda index: self.set_width(float(self.width_box.itemData(index)))
         )
-        self.width_box.activated.connect(lambda _: self._pick(Style(width=self.canvas.pen_width)))
+        self.width_box.activated.connect(
+            lambda index: self._pick_width(float(self.width_box.itemData(index)))
+        )
         self.addWidget(self.width_box)
         thinner = _action(self, "Thinner", "Thinner ([)", "[")
         thinner.triggered.connect(lambda: self._step_width(-1))
@@ -163,6 +167,11 @@ class DrawingToolbar(QToolBar):
     def set_colour(self, argb: int) -> None:
         """Draw in ``argb`` from now on: its colour, and its alpha as the opacity."""
         self.canvas.colour = argb
+        self._show_colour(argb)
+        if self.fill_action.isChecked():
+            self.canvas.fill = _fill_of(argb)
+
+    def _show_colour(self, argb: int) -> None:
         opaque = argb | 0xFF000000
         action = self.colour_actions.get(opaque)
         if action is None:
@@ -170,8 +179,47 @@ class DrawingToolbar(QToolBar):
             action.setIcon(swatch(opaque))
         action.setChecked(True)
         self._show_opacity(opacity_of(argb))
-        if self.fill_action.isChecked():
-            self.canvas.fill = _fill_of(argb)
+
+    def _selection_changed(self) -> None:
+        """Show what the selected objects have in common (a colour, a width, a text size),
+        or, with nothing selected, what is drawn next. Showing changes nothing: a pick does
+        (and then applies to both)."""
+        canvas = self.canvas
+        ops = [item.op for i in canvas.selection if (item := canvas.scene.get(i)) is not None]
+        if not ops:
+            self._show(canvas.colour, canvas.pen_width, canvas.font_size)
+            return
+        colours = {op.colour for op in ops}
+        widths = {op.width for op in ops if isinstance(op, Stroke | Shape)}
+        sizes = {op.font_size for op in ops if isinstance(op, Text)}
+        self._show(
+            colours.pop() if len(colours) == 1 else None,
+            widths.pop() if len(widths) == 1 else None,
+            sizes.pop() if len(sizes) == 1 else None,
+        )
+
+    def _show(self, colour: int | None, width: float | None, size: float | None) -> None:
+        boxes = (self.width_box, self.opacity_box, self.text_size_box)
+        for box in boxes:
+            box.blockSignals(True)
+        try:
+            if colour is not None:
+                self._show_colour(colour)
+            if width is not None and width in WIDTHS:
+                self.width_box.setCurrentIndex(WIDTHS.index(width))
+            if size is not None:
+                self._show_text_size(size)
+        finally:
+            for box in boxes:
+                box.blockSignals(False)
+
+    def _show_text_size(self, size: float) -> None:
+        box = self.text_size_box
+        index = box.findData(size)
+        if index < 0:  # a size set otherwise (an edit, a file): shown as it is
+            box.addItem(f"{size:g}", size)
+            index = box.count() - 1
+        box.setCurrentIndex(index)
 
     def ask_colour(self) -> None:
         chosen = QColorDialog.getColor(
@@ -185,11 +233,13 @@ class DrawingToolbar(QToolBar):
             self.set_colour(self.canvas.colour)  # cancelled: keep the check where it was
 
     def _pick(self, style: Style) -> None:
-        self.style_picked.emit(style)
+        self.style_picked.emit(style)  # restyles the selection, shown restyled at once
+        if self.canvas.selection:
+            self._selection_changed()
 
     def _pick_colour(self, rgb: int) -> None:
         """The person picked a colour: at the opacity shown."""
-        self.set_colour((rgb & 0xFFFFFF) | (opacity_of(self.canvas.colour) << 24))
+        self.set_colour((rgb & 0xFFFFFF) | (int(self.opacity_box.currentData()) << 24))
         fill = self.canvas.fill if self.fill_action.isChecked() else None
         self._pick(Style(colour=self.canvas.colour, fill=fill))
 
@@ -219,8 +269,11 @@ class DrawingToolbar(QToolBar):
 
     def _step_width(self, step: int) -> None:
         index = min(max(self.width_box.currentIndex() + step, 0), len(WIDTHS) - 1)
-        self.width_box.setCurrentIndex(index)
-        self._pick(Style(width=self.canvas.pen_width))
+        self._pick_width(float(self.width_box.itemData(index)))
+
+    def _pick_width(self, width: float) -> None:
+        self.set_width(width)
+        self._pick(Style(width=width))
 
     def _fill_toggled(self, on: bool) -> None:
         self.canvas.fill = _fill_of(self.canvas.colour) if on else 0
