@@ -141,3 +141,31 @@ def test_live_steps_go_out_while_dragging_and_make_the_whole_map_together(
     assert before is not None and after is not None
     assert after.linear == pytest.approx(before.linear)
     assert (after.dx, after.dy) == pytest.approx((before.dx, before.dy))
+
+
+def test_a_dragged_selection_moves_in_live_steps_and_escape_takes_them_back(
+    qtbot: QtBot,
+) -> None:
+    session = selected(qtbot)
+    canvas = session.canvas
+    canvas.live_chunks = True
+    QTest.mousePress(canvas, LEFT, NONE, QPoint(130, 115))  # on the square: a move
+    QTest.mouseMove(canvas, QPoint(150, 125))
+    canvas.flush_live_chunk()  # as the live timer does
+    QTest.mouseMove(canvas, QPoint(170, 135))
+    canvas.flush_live_chunk()
+    assert [(op.dx, op.dy) for op in session.sent] == [(20.0, 10.0), (20.0, 10.0)]  # type: ignore[union-attr]
+    QTest.mouseRelease(canvas, LEFT, NONE, QPoint(175, 135))
+    assert [(op.dx, op.dy) for op in session.sent][-1] == (5.0, 0.0)  # type: ignore[union-attr]
+    assert session.gestures == [[op.id for op in session.sent]]
+    obj = session.board.object(SQUARE.id)
+    assert obj is not None and (obj.dx, obj.dy) == (45.0, 20.0)
+    # Dropped with Escape after a live step: sent back to where the drag began.
+    QTest.mousePress(canvas, LEFT, NONE, QPoint(175, 135))
+    QTest.mouseMove(canvas, QPoint(215, 135))
+    canvas.flush_live_chunk()
+    QTest.keyClick(canvas, Qt.Key.Key_Escape)
+    QTest.mouseRelease(canvas, LEFT, NONE, QPoint(215, 135))
+    obj = session.board.object(SQUARE.id)
+    assert obj is not None and (obj.dx, obj.dy) == (45.0, 20.0)
+    assert canvas.lifted_opacity(SQUARE.id) is None

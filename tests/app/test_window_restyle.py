@@ -268,3 +268,34 @@ def test_the_tool_bar_shows_the_selections_style_and_then_what_is_drawn_next(
     assert bar.opacity_box.currentData() == OPACITIES[0]
     drawn_next = bar.colour_actions.get(drawing | 0xFF000000, bar.custom_colour_action)
     assert drawn_next.isChecked() and bar.width_box.currentData() == canvas.pen_width
+
+
+@pytest.mark.network
+@pytest.mark.parametrize("transport", sorted(PAIRS))
+def test_a_dragged_selection_moves_for_the_other_member_while_dragged_on_rmp(
+    qtbot: QtBot, net: NetConfig, transport: str
+) -> None:
+    alice, bob = PAIRS[transport](qtbot, net)
+    rectangle_for_both(qtbot, alice, bob)
+    [rect] = order(bob)
+
+    def offset(window: MainWindow) -> tuple[float, float]:
+        obj = window.replica.board.object(rect)
+        assert obj is not None
+        return obj.dx, obj.dy
+
+    press(alice, "v")
+    QTest.mousePress(alice.canvas, LEFT, NONE, QPoint(60, 100))  # selects it, and drags
+    QTest.mouseMove(alice.canvas, QPoint(90, 110))
+    if transport == "rmp":  # Bob watches it move while Alice's button is down
+        qtbot.waitUntil(lambda: offset(bob) == (30.0, 10.0), timeout=WAIT_MS)
+    else:  # MTP: one move, sent when she lets go
+        qtbot.wait(300)
+        assert offset(bob) == (0.0, 0.0)
+    QTest.mouseMove(alice.canvas, QPoint(100, 130))
+    QTest.mouseRelease(alice.canvas, LEFT, NONE, QPoint(100, 130))
+    qtbot.waitUntil(lambda: offset(bob) == offset(alice) == (40.0, 30.0), timeout=WAIT_MS)
+    focus(alice)
+    QTest.keySequence(alice, "Ctrl+Z")  # the whole drag, one step
+    qtbot.waitUntil(lambda: offset(bob) == (0.0, 0.0), timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: same(alice, bob), timeout=WAIT_MS)

@@ -2,9 +2,11 @@
 
 A click selects the topmost object under the pointer (Shift+click adds or removes it); a
 drag from an empty place selects the objects wholly inside the rectangle; a drag from a
-selected object moves the selection, shown moving while dragging and sent as one Move op on
-release. The arrow keys nudge the selection by one board unit (Shift: ten), shown at once
-and sent as one Move op once the keys rest (``NUDGE_SETTLE_MS``): a held key repeats about
+selected object moves the selection, shown moving while dragging and sent as Move ops: on a
+transport that delivers at once (RMP) the step since the last one every live interval, so
+that others watch it move, else one on release; one undo step either way. The arrow keys
+nudge the selection by one board unit (Shift: ten), shown at once and sent as one Move op
+once the keys rest (``NUDGE_SETTLE_MS``): a held key repeats about
 thirty times a second, and each repeat an op of its own would be as many datagrams, MTP
 tokens and undo steps. Delete or Backspace erases the selection; Escape drops a drag, or else
 the selection.
@@ -88,6 +90,7 @@ class SelectTool(BaseTool):
         self._matrix = IDENTITY  # what the handle's drag does so far
         self._sent = IDENTITY  # ... of which the Transform ops sent so far do this much
         self._sent_ids: list[OpId] = []
+        self._moved = (0.0, 0.0)  # how far the Move ops sent during this drag took it
         self._nudge = (0.0, 0.0)  # the arrow keys' move not sent yet, in board units
         self._nudged_ids: tuple[OpId, ...] = ()  # ... of the selection as it was then
         self._nudge_timer = QTimer(host.widget())
@@ -150,8 +153,10 @@ class SelectTool(BaseTool):
             if math.hypot(pointer.wx - ax, pointer.wy - ay) < CLICK_SLOP:
                 return
             self._mode = _Mode.MOVING
+            self._moved, self._sent_ids = (0.0, 0.0), []
+            self.host.start_live_timer()
         if self._mode is _Mode.MOVING:
-            dx, dy = self.offset
+            dx, dy = self._unsent()
             self.host.set_lifted(dict.fromkeys(self.host.selection, 1.0), dx, dy)
         else:
             self.host.refresh(before)
@@ -174,15 +179,7 @@ class SelectTool(BaseTool):
             self._mode = _Mode.IDLE
             return
         if self._mode is _Mode.MOVING:
-            dx, dy = self.offset
-            targets = list(host.selection)
-            if targets and (dx or dy):
-                # Sent before the objects are put back, so they never show at their old place.
-                ops = move_ops(targets, dx, dy, host.next_op_id, host.max_payload)
-                for op in ops:
-                    host.send(op)
-                host.end_gesture([op.id for op in ops])
-            host.set_lifted({})
+            self._end_move()
         elif self._mode is _Mode.MARQUEE:
             rect = self._marquee_rect()
             assert rect is not None
@@ -200,7 +197,9 @@ class SelectTool(BaseTool):
             self._matrix = IDENTITY
             self._send_transform()
         elif self._mode is _Mode.MOVING:
-            self.host.set_lifted({})
+            # What went out live is taken back by one more step, to where it began.
+            self._current = self._anchor
+            self._end_move()
         elif self._mode is _Mode.MARQUEE:
             self.host.refresh(self._marquee_rect())
         self._mode = _Mode.IDLE
@@ -299,6 +298,40 @@ class SelectTool(BaseTool):
         """The live timer: send the drag's step since the last one."""
         if self._mode is _Mode.TRANSFORMING and self._send_step():
             self.host.set_lifted(dict.fromkeys(self.host.selection, 1.0), matrix=IDENTITY)
+        elif self._mode is _Mode.MOVING and self._send_move_step():
+            self.host.set_lifted(dict.fromkeys(self.host.selection, 1.0))
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def _unsent(self) -> tuple[float, float]:
+        """How much further the drag takes the selection than the Move ops sent so far."""
+        dx, dy = self.offset
+        return (dx - self._moved[0], dy - self._moved[1])
+
+    def _send_move_step(self) -> bool:
+        """Send the Move ops for the part of the drag not sent yet; whether there was one."""
+        host = self.host
+        dx, dy = self._unsent()
+        targets = list(host.selection)
+        if not targets or not (dx or dy):
+            return False
+        # Sent before the objects are put back, so they never show at their old place.
+        ops = move_ops(targets, dx, dy, host.next_op_id, host.max_payload)
+        for op in ops:
+            host.send(op)
+        self._sent_ids += [op.id for op in ops]
+        self._moved = self.offset
+        return True
+
+    def _end_move(self) -> None:
+        """The drag ends: its last step, and all of them one undo step."""
+        host = self.host
+        host.stop_live_timer()
+        self._send_move_step()
+        if self._sent_ids:
+            host.end_gesture(self._sent_ids)
+        self._sent_ids, self._moved = [], (0.0, 0.0)
+        host.set_lifted({})
 
     def _send_step(self) -> bool:
         """Send the Transform ops taking the selection from where the steps sent so far put
@@ -335,7 +368,7 @@ class SelectTool(BaseTool):
 
     def selection_rects(self) -> list[Rect]:
         """Where each selected object is shown, in board units."""
-        dx, dy = self.offset
+        dx, dy = self._unsent() if self._mode is _Mode.MOVING else self.offset
         rects = []
         for op_id in self.host.selection:
             item = self.host.scene.get(op_id)
