@@ -285,11 +285,7 @@ class BoardLayers:
                 self._tiles.forget(op_id)
             return None
         op, dx, dy, order, linear = state
-        if (
-            old is not None
-            and old.op is op
-            and (old.dx, old.dy, old.order, old.linear) == (dx, dy, order, linear)
-        ):
+        if old is not None and old.shows(op, dx, dy, order, linear):
             return old
         item = self._scene.put(op, dx, dy, order, linear)
         # What was cached for the item shown before, or one kept, if it was another op's.

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from enum import Enum
 
-from whiteboard.board.geometry import Rect
+from whiteboard.board.geometry import Rect, compose, placed_point
 from whiteboard.board.ops import Matrix
 
 HANDLE_PX = 8.0  # a handle's side on screen, at every zoom
@@ -126,13 +126,11 @@ def rotate_matrix(
 
 
 def then(second: Matrix, first: Matrix) -> Matrix:
-    """The map that applies ``first``, then ``second``."""
-    a, b, c, d, e, f = second
-    p, q, r, s, t, u = first
-    return (
-        a * p + c * q, b * p + d * q, a * r + c * s, b * r + d * s,
-        a * t + c * u + e, b * t + d * u + f,
-    )  # fmt: skip
+    """The map that applies ``first``, then ``second`` (as the board composes a TRANSFORM
+    with an object's placement)."""
+    a, b, c, d, e, f = first
+    linear, dx, dy = compose(second, (a, b, c, d), e, f)
+    return (*linear, dx, dy)
 
 
 def inverse(matrix: Matrix) -> Matrix:
@@ -145,7 +143,7 @@ def inverse(matrix: Matrix) -> Matrix:
 
 def mapped(matrix: Matrix, x: float, y: float) -> tuple[float, float]:
     a, b, c, d, e, f = matrix
-    return a * x + c * y + e, b * x + d * y + f
+    return placed_point(x, y, e, f, (a, b, c, d))
 
 
 def mapped_corners(matrix: Matrix, box: Rect) -> list[tuple[float, float]]:

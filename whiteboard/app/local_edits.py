@@ -46,7 +46,7 @@ from whiteboard.board import (
     Transform,
 )
 from whiteboard.board.edits import edited, reordered
-from whiteboard.board.geometry import Linear, Rect, compose, placed_rect
+from whiteboard.board.geometry import Linear, Rect, compose, mapped_rect
 from whiteboard.board.ops import Matrix
 
 if TYPE_CHECKING:
@@ -114,8 +114,7 @@ class LocalEdits:
 
     @property
     def changes_delivered(self) -> bool:
-        """Whether a pending erase, move or restyle changes how delivered objects are
-        shown."""
+        """Whether a pending erase or edit changes how delivered objects are shown."""
         return bool(
             self._erasing
             or self._moving
@@ -236,28 +235,31 @@ class LocalEdits:
 
     def showing(self, board: Board, op_id: OpId) -> Shown | None:
         """How ``op_id`` is to be shown: the board's object, or a pending drawing, with the
-        pending moves and erases taken into account; None: not at all."""
+        pending erases and edits taken into account; None: not at all."""
         if self._erasing.get(op_id):
             return None
         obj = board.object(op_id)
-        op: DrawingOp
-        linear: Linear | None
         if obj is not None:
-            op, dx, dy, linear = obj.op, obj.dx, obj.dy, obj.linear
-            order: ZOrder = self._reordered(op_id, board.z_order(op_id))
-        else:
-            pending = self._pending.get(op_id)
-            if not isinstance(pending, Stroke | Shape | Text):
-                return None
-            op, dx, dy, linear = pending, 0.0, 0.0, None
-            order = self._reordered(op_id, ((PENDING_FIRST, self._pending_seq[op_id]), op_id))
+            return self._with_pending(obj.op, obj.dx, obj.dy, board.z_order(op_id), obj.linear)
+        pending = self._pending.get(op_id)
+        if not isinstance(pending, Stroke | Shape | Text):
+            return None
+        order = ((PENDING_FIRST, self._pending_seq[op_id]), op_id)
+        return self._with_pending(pending, 0.0, 0.0, order, None)
+
+    def _with_pending(
+        self, op: DrawingOp, dx: float, dy: float, order: ZOrder, linear: Linear | None
+    ) -> Shown:
+        """``op`` shown at (dx, dy, ``order``, ``linear``) as this member's pending moves,
+        transforms, restyles, text edits and reorders of it leave it."""
+        op_id = op.id
         moved = self._moving.get(op_id)
         if moved is not None:
             dx += moved[0]
             dy += moved[1]
         elif op_id in self._transforming:
             linear, dx, dy = self._placed(op_id, linear, dx, dy)
-        return self._restyled(op), dx, dy, order, linear
+        return self._restyled(op), dx, dy, self._reordered(op_id, order), linear
 
     def _placed(
         self, op_id: OpId, linear: Linear | None, dx: float, dy: float
@@ -294,28 +296,22 @@ class LocalEdits:
             yield from shown
 
     def _shown_objects(self, board: Board, objects: Iterable[BoardObject]) -> Iterator[Shown]:
-        z_order = board.z_order
-        reordering = self._reordering
-        erasing, moving, restyling = self._erasing, self._moving, self._restyling
-        transforming = self._transforming
+        z_order, erasing = board.z_order, self._erasing
+        edited = (
+            self._moving.keys()
+            | self._transforming.keys()
+            | self._restyling.keys()
+            | self._reordering.keys()
+        )
         for obj in objects:
             op = obj.op
             op_id = op.id
             if erasing.get(op_id):
                 continue
-            dx, dy, linear = obj.dx, obj.dy, obj.linear
-            moved = moving.get(op_id)
-            if moved is not None:
-                dx += moved[0]
-                dy += moved[1]
-            elif op_id in transforming:
-                linear, dx, dy = self._placed(op_id, linear, dx, dy)
-            if op_id in restyling:
-                op = self._restyled(op)
-            order = z_order(op_id)
-            if op_id in reordering:
-                order = self._reordered(op_id, order)
-            yield op, dx, dy, order, linear
+            if op_id in edited:
+                yield self._with_pending(op, obj.dx, obj.dy, z_order(op_id), obj.linear)
+            else:
+                yield op, obj.dx, obj.dy, z_order(op_id), obj.linear
         yield from self.shown_pending(board)
 
     def shown_pending(self, board: Board) -> Iterator[Shown]:
@@ -374,8 +370,7 @@ class LocalEdits:
         if op_id not in self._lifted:
             return rect
         if self._lift_matrix is not None:
-            a, b, c, d, e, f = self._lift_matrix
-            return placed_rect(rect, e, f, (a, b, c, d))
+            return mapped_rect(self._lift_matrix, rect)
         dx, dy = self._lift_offset
         x0, y0, x1, y1 = rect
         return (x0 + dx, y0 + dy, x1 + dx, y1 + dy)

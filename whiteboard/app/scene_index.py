@@ -252,6 +252,18 @@ class Item:
     def id(self) -> OpId:
         return self.op.id
 
+    def shows(
+        self, op: DrawingOp, dx: float, dy: float, order: ZOrder, linear: Linear | None
+    ) -> bool:
+        """Whether this item shows ``op`` (the very op object) so placed."""
+        return (
+            self.op is op
+            and self.dx == dx
+            and self.dy == dy
+            and self.order == order
+            and self.linear == linear
+        )
+
 
 _order_of = attrgetter("order")
 # How many items no longer shown a scene keeps to show again (see Scene.update): a replay
@@ -362,7 +374,7 @@ class Scene:
         if kept is not None:
             if kept.op is op:
                 base = kept.base
-                if (kept.dx, kept.dy, kept.order, kept.linear) == (dx, dy, order, linear):
+                if kept.shows(op, dx, dy, order, linear):
                     item = kept  # still filed
             if item is None:
                 self._let_go_of(kept)
@@ -439,12 +451,7 @@ class Scene:
                         continue
                 dx, dy, order, linear = obj.dx, obj.dy, z_order(op_id), obj.linear
                 if item is not None:
-                    if item.op is op and (item.dx, item.dy, item.order, item.linear) == (
-                        dx,
-                        dy,
-                        order,
-                        linear,
-                    ):
+                    if item.shows(op, dx, dy, order, linear):
                         item.source = obj  # the same showing: known by this object from now
                         if gone and gone[-1] is item:
                             gone.pop()
@@ -473,7 +480,7 @@ class Scene:
                 if item is not None:
                     stale.append(item)  # let go, unless shown as it is below
             if item is not None and item.op is op:
-                if (item.dx, item.dy, item.order, item.linear) == (dx, dy, order, linear):
+                if item.shows(op, dx, dy, order, linear):
                     items[op_id] = item
                     if gone and gone[-1] is item:
                         gone.pop()

@@ -208,18 +208,10 @@ class DrawingToolbar(QToolBar):
             if width is not None and width in WIDTHS:
                 self.width_box.setCurrentIndex(WIDTHS.index(width))
             if size is not None:
-                self._show_text_size(size)
+                _show_in(self.text_size_box, size, f"{size:g}")
         finally:
             for box in boxes:
                 box.blockSignals(False)
-
-    def _show_text_size(self, size: float) -> None:
-        box = self.text_size_box
-        index = box.findData(size)
-        if index < 0:  # a size set otherwise (an edit, a file): shown as it is
-            box.addItem(f"{size:g}", size)
-            index = box.count() - 1
-        box.setCurrentIndex(index)
 
     def ask_colour(self) -> None:
         chosen = QColorDialog.getColor(
@@ -255,12 +247,7 @@ class DrawingToolbar(QToolBar):
         self._pick(Style(opacity=alpha))
 
     def _show_opacity(self, alpha: int) -> None:
-        box = self.opacity_box
-        index = box.findData(alpha)
-        if index < 0:  # a colour remembered or set with another alpha: shown as it is
-            box.addItem(_percent(alpha), alpha)
-            index = box.count() - 1
-        box.setCurrentIndex(index)
+        _show_in(self.opacity_box, alpha, _percent(alpha))
 
     def set_width(self, width: float) -> None:
         self.canvas.pen_width = width
@@ -283,6 +270,16 @@ def _fill_of(argb: int) -> int:
     """A shape's fill: its colour, lighter (a third of its opacity), so outlines stay clear."""
     alpha = (argb >> 24) & 0xFF
     return ((alpha // 3) << 24) | (argb & 0xFFFFFF) or 0x01000000
+
+
+def _show_in(box: QComboBox, value: float, label: str) -> None:
+    """Show ``value`` in ``box``, added as ``label`` if none of its items holds it (a colour
+    remembered with another alpha, a size a text edit or a file set)."""
+    index = box.findData(value)
+    if index < 0:
+        box.addItem(label, value)
+        index = box.count() - 1
+    box.setCurrentIndex(index)
 
 
 def _percent(alpha: int) -> str:

@@ -21,7 +21,7 @@ from whiteboard.board.codec import (
     decode_op,
     encode_op,
 )
-from whiteboard.board.geometry import Rect, TextRect, content_bounds, placed_rect
+from whiteboard.board.geometry import Rect, TextRect, content_bounds, mapped_rect
 from whiteboard.board.model import BoardObject
 from whiteboard.board.ops import (
     MAX_COORD,
@@ -148,9 +148,7 @@ def bounds_of(ops: Sequence[ClipOp], text_rect: TextRect) -> Rect:
             continue
         box = content_bounds(op, text_rect)
         matrix = placements.get(op.id)
-        if matrix is not None:
-            box = placed_rect(box, matrix[4], matrix[5], matrix[:4])
-        boxes.append(box)
+        boxes.append(box if matrix is None else mapped_rect(matrix, box))
     return (
         min(b[0] for b in boxes),
         min(b[1] for b in boxes),

@@ -96,6 +96,14 @@ def placed_rect(rect: Rect, dx: float, dy: float, linear: Linear | None) -> Rect
     return (min(xs), min(ys), max(xs), max(ys))
 
 
+def mapped_rect(
+    matrix: tuple[float, float, float, float, float, float], rect: Rect
+) -> Rect:
+    """The rectangle around ``rect`` once mapped by the affine ``matrix`` (a TRANSFORM's)."""
+    a, b, c, d, e, f = matrix
+    return placed_rect(rect, e, f, (a, b, c, d))
+
+
 def linear_scale(linear: Linear | None) -> float:
     """How much a placement scales lengths, on average (the square root of its area scale):
     a pen's width, a hit's reach."""
@@ -114,6 +122,7 @@ __all__ = [
     "compose",
     "content_bounds",
     "linear_scale",
+    "mapped_rect",
     "placed_point",
     "placed_rect",
     "unplaced_point",

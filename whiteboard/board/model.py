@@ -3,7 +3,8 @@
 Definition (docs/board-model.md has the long form): sort the ops by order key; an op is *in
 effect* unless the last valid UNDO/REDO aimed at it is an UNDO; the visible state is the fold,
 in key order, of the ops in effect (drawings create objects; ERASE, CLEAR and the edits, MOVE,
-RESTYLE, REORDER and EDIT_TEXT, act on the objects that exist at their place in the order).
+RESTYLE, REORDER, EDIT_TEXT and TRANSFORM, act on the objects that exist at their place in
+the order).
 
 The implementation never runs that fold. Nothing in the fold brings a removed object back, so
 the fold factorises per object: object X (a drawing op) is visible iff
@@ -12,11 +13,11 @@ the fold factorises per object: object X (a drawing op) is visible iff
 * no CLEAR in effect and no ERASE in effect that targets X comes after X in the order,
 
 and it is X's drawing op edited by the *edits* in effect that target X and come after X
-(MOVE, RESTYLE, REORDER, EDIT_TEXT), folded in key order: its offset is the sum, starting
-from 0.0, of the moves' (dx, dy); its style and words are the drawing's with each restyle and
-text edit applied in turn; its place
-in the z-order is the drawing's sort key, reordered by each reorder in turn
-(whiteboard/board/edits.py). The board keeps indexes (ERASEs and edits by target, the
+(MOVE, RESTYLE, REORDER, EDIT_TEXT, TRANSFORM), folded in key order: its placement starts as
+drawn, each move adding its (dx, dy) and each transform mapping it (whiteboard/board/
+geometry.py); its style and words are the drawing's with each restyle and text edit applied
+in turn; its place in the z-order is the drawing's sort key, reordered by each reorder in
+turn (whiteboard/board/edits.py). The board keeps indexes (ERASEs and edits by target, the
 greatest CLEAR in effect, the deciding UNDO/REDO per target) so that any apply, late or not,
 recomputes only the objects whose inputs it touched. Appending costs O(size of the op)
 (a CLEAR costs the objects it removes); a late insert or an undo costs the objects it affects
@@ -59,6 +60,7 @@ from whiteboard.board.ops import (
     Restyle,
     Shape,
     Stroke,
+    TargetedOp,
     Text,
     TextEdit,
     Transform,
@@ -141,9 +143,9 @@ class Change:
 
     ``added``: objects visible now but not before (new drawings, objects restored by an undo or
     redo, drawings inserted late). ``removed``: visible before, not now. ``changed``: visible
-    before and after, but otherwise: moved, restyled or reordered (or such an edit undone or
-    redone). Each tuple is in the order of the objects' drawing ops. A UI redraws the union
-    of the old and new regions of these objects only.
+    before and after, but otherwise: moved, transformed, restyled, rewritten or reordered (or
+    such an edit undone or redone). Each tuple is in the order of the objects' drawing ops.
+    A UI redraws the union of the old and new regions of these objects only.
     """
 
     op_id: OpId
@@ -426,7 +428,7 @@ class Board:
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
-        elif isinstance(op, Move | Restyle | Reorder | TextEdit | Transform):
+        elif isinstance(op, EditOp):
             self._apply_edit(op, sort_key, late, before)
         elif isinstance(op, Clear):
             self._clears.append(op_id)
@@ -484,7 +486,7 @@ class Board:
         target_op = entry.op
         if isinstance(target_op, Stroke | Shape | Text):
             self._refresh(target, before)
-        elif isinstance(target_op, Erase | Move | Restyle | Reorder | TextEdit | Transform):
+        elif isinstance(target_op, TargetedOp):
             if isinstance(target_op, Reorder):
                 self._reordered = True
             for erased_or_edited in target_op.targets:

@@ -20,6 +20,7 @@ Each op is the step since the last one, so that together they make the drag's ma
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 from enum import Enum, auto
 
 from PySide6.QtCore import QPointF, QRectF, Qt, QTimer
@@ -54,7 +55,7 @@ from whiteboard.app.view import (
     rect_translated,
     rect_union,
 )
-from whiteboard.board import OpId, Text
+from whiteboard.board import Op, OpId, Text
 
 SELECTION_COLOUR = QColor(30, 136, 229)
 MARQUEE_FILL = QColor(30, 136, 229, 40)
@@ -315,22 +316,29 @@ class SelectTool(BaseTool):
         targets = list(host.selection)
         if not targets or not (dx or dy):
             return False
-        # Sent before the objects are put back, so they never show at their old place.
-        ops = move_ops(targets, dx, dy, host.next_op_id, host.max_payload)
-        for op in ops:
-            host.send(op)
-        self._sent_ids += [op.id for op in ops]
+        self._send_live(move_ops(targets, dx, dy, host.next_op_id, host.max_payload))
         self._moved = self.offset
         return True
 
     def _end_move(self) -> None:
-        """The drag ends: its last step, and all of them one undo step."""
+        self._end_live(self._send_move_step)
+        self._moved = (0.0, 0.0)
+
+    def _send_live(self, ops: Sequence[Op]) -> None:
+        """Send one step of a drag: before the objects are put back, so that they never
+        show where they were."""
+        for op in ops:
+            self.host.send(op)
+        self._sent_ids += [op.id for op in ops]
+
+    def _end_live(self, send_step: Callable[[], bool]) -> None:
+        """A drag ends: its last step, and all of its steps one undo step."""
         host = self.host
         host.stop_live_timer()
-        self._send_move_step()
+        send_step()
         if self._sent_ids:
             host.end_gesture(self._sent_ids)
-        self._sent_ids, self._moved = [], (0.0, 0.0)
+        self._sent_ids = []
         host.set_lifted({})
 
     def _send_step(self) -> bool:
@@ -341,25 +349,14 @@ class SelectTool(BaseTool):
         targets = [i for i in host.selection if host.scene.get(i) is not None]
         if not targets or all(abs(s - i) < 1e-12 for s, i in zip(step, IDENTITY, strict=True)):
             return False
-        # Sent before the objects are put back, so they never show as they were.
-        ops = transform_ops(targets, step, host.next_op_id, host.max_payload)
-        for op in ops:
-            host.send(op)
-        self._sent_ids += [op.id for op in ops]
+        self._send_live(transform_ops(targets, step, host.next_op_id, host.max_payload))
         self._sent = self._matrix
         return True
 
     def _send_transform(self) -> None:
-        """The drag ends: its last step, and all of them one undo step."""
-        host = self.host
-        host.stop_live_timer()
-        self._send_step()
-        if self._sent_ids:
-            host.end_gesture(self._sent_ids)
-        self._sent_ids = []
-        host.set_lifted({})
+        self._end_live(self._send_step)
         self._matrix = self._sent = IDENTITY
-        host.refresh()
+        self.host.refresh()
 
     def _marquee_rect(self) -> Rect | None:
         if self._mode is not _Mode.MARQUEE:
