@@ -85,7 +85,10 @@ class TransportCore(Protocol):
     """A sans-I/O protocol engine. Times are seconds on the driver's clock (``now``)."""
 
     member_id: int  # 32-bit, non-zero; identifies this member on the wire
-    max_payload: int  # the largest payload ``send`` accepts, in bytes
+    max_payload: int  # the largest payload sent whole: in one packet or unit, at no extra cost
+    # The largest payload ``send`` accepts (>= max_payload): longer ones than max_payload are
+    # fragmented and reassembled before delivery (issue 20: images of up to a few MiB).
+    max_message: int
 
     def introduce(self, introduction: bytes) -> None:
         """Before :meth:`start`: the bytes (at most :data:`MAX_INTRODUCTION`) every join
@@ -98,7 +101,7 @@ class TransportCore(Protocol):
     def send(self, payload: bytes, now: float) -> None:
         """Queue ``payload`` for reliable delivery to every member, this one included.
 
-        Raises ``ValueError`` if the payload is larger than ``max_payload`` and
+        Raises ``ValueError`` if the payload is larger than ``max_message`` and
         ``RuntimeError`` once the core has left (or before ``start``). A core that is still
         joining queues the payload and sends it once joined."""
 

@@ -58,6 +58,7 @@ AHEAD = 2 * STATUS_COUNT
 
 class MtpCore(MemberViews):
     max_payload = MAX_PAYLOAD
+    max_message = MAX_PAYLOAD  # issue 20: raised to a few MiB
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: MtpParams

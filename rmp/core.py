@@ -69,6 +69,7 @@ __all__ = ["COUNTERS", "MAX_PACKET", "MAX_PAYLOAD", "Phase", "RmpCore", "make_co
 
 class RmpCore:
     max_payload = MAX_PAYLOAD
+    max_message = MAX_PAYLOAD  # issue 20: fragmentation raises this to MAX_MESSAGE
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: RmpParams

@@ -15,6 +15,7 @@ class ProbeCore:
     member_id: int
     upper: UpperLayer
     max_payload: int = 1200
+    max_message: int = 1200
     arrivals: list[tuple[float, bytes, Address]] = field(default_factory=list)
     outbox: list[Outgoing] = field(default_factory=list)
     timer: float | None = None

@@ -61,6 +61,7 @@ def params_from_mapping(params: Mapping[str, object]) -> CarbonParams:
 
 class CarbonCore:
     max_payload = MAX_DATAGRAM - _HEADER.size
+    max_message = max_payload
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: CarbonParams

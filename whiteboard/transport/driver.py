@@ -105,6 +105,10 @@ class CoreDriver:
         return self.core.max_payload
 
     @property
+    def max_message(self) -> int:
+        return self.core.max_message
+
+    @property
     def finished(self) -> bool:
         return self.core.finished
 
@@ -120,10 +124,10 @@ class CoreDriver:
         self._call(self.core.start)
 
     def send(self, payload: bytes) -> None:
-        if len(payload) > self.core.max_payload:
+        if len(payload) > self.core.max_message:
             raise ValueError(
                 f"payload of {len(payload)} bytes exceeds the {self.name} transport's "
-                f"maximum of {self.core.max_payload}"
+                f"maximum of {self.core.max_message}"
             )
         self._call(lambda now: self.core.send(payload, now), caller_errors=True)
 

@@ -48,7 +48,13 @@ class Transport(Protocol):
 
     @property
     def max_payload(self) -> int:
-        """The largest payload ``send`` accepts; the app splits longer strokes."""
+        """The largest payload sent whole (one packet or unit); the app splits longer
+        strokes and edits to this size."""
+
+    @property
+    def max_message(self) -> int:
+        """The largest payload ``send`` accepts (images); over ``max_payload`` it travels
+        fragmented, at a cost."""
 
     @property
     def finished(self) -> bool:

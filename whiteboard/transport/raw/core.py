@@ -80,6 +80,7 @@ class _Member:
 
 class RawCore:
     max_payload = MAX_DATAGRAM - HEADER.size
+    max_message = max_payload  # raw does not fragment: one payload, one datagram
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: RawParams
