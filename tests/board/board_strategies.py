@@ -15,10 +15,12 @@ import msgpack
 from hypothesis import strategies as st
 
 from whiteboard.board import (
+    Blob,
     Board,
     BoardObject,
     Clear,
     Erase,
+    Image,
     Move,
     Op,
     OpId,
@@ -47,6 +49,10 @@ widths = st.floats(0.0, 500.0, exclude_min=True)
 font_sizes = st.floats(0.0, 1000.0, exclude_min=True)
 deltas = st.floats(-2e7, 2e7, allow_nan=False)
 target_lists = st.lists(op_ids, min_size=1, max_size=12, unique=True).map(tuple)
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+# Images' bytes: a few distinct ones (a PNG's signature, then anything: the board never
+# decodes them), so that scenarios paste the same picture more than once.
+blob_bytes = st.sampled_from([PNG_SIGNATURE + bytes([n]) * n for n in (1, 2, 3)])
 
 
 def _flatten(points: list[tuple[float, float]]) -> tuple[float, ...]:
@@ -114,9 +120,9 @@ ops_by_kind: dict[str, st.SearchStrategy[Op]] = {
         Transform,
         id=op_ids,
         targets=target_lists,
-        matrix=st.tuples(
-            *[st.floats(-4.0, 4.0)] * 4, *[st.floats(-1e6, 1e6)] * 2
-        ).filter(lambda m: abs(m[0] * m[3] - m[1] * m[2]) >= 1e-3),
+        matrix=st.tuples(*[st.floats(-4.0, 4.0)] * 4, *[st.floats(-1e6, 1e6)] * 2).filter(
+            lambda m: abs(m[0] * m[3] - m[1] * m[2]) >= 1e-3
+        ),
     ),
     "edit_text": st.builds(
         TextEdit,
@@ -126,6 +132,17 @@ ops_by_kind: dict[str, st.SearchStrategy[Op]] = {
         font_size=font_sizes,
     ),
     "reorder": st.builds(Reorder, id=op_ids, targets=target_lists, place=st.sampled_from(ZPlace)),
+    "blob": st.builds(Blob, id=op_ids, data=st.binary(max_size=64).map(PNG_SIGNATURE.__add__)),
+    "image": st.builds(
+        Image,
+        id=op_ids,
+        digest=st.binary(min_size=32, max_size=32),
+        x=coords,
+        y=coords,
+        width=widths,
+        height=widths,
+        opacity=st.integers(0, 255),
+    ),
 }
 any_op: st.SearchStrategy[Op] = st.one_of(*ops_by_kind.values())
 
@@ -157,7 +174,7 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
                 ("draw",) * 5
                 + ("erase", "move", "move", "clear", "undo", "undo", "redo", "redo")
                 + ("restyle", "restyle", "front", "back", "edit_text", "edit_text")
-                + ("transform", "transform")
+                + ("transform", "transform", "blob", "image")
             )
         )
         if kind == "draw" or not earlier:
@@ -172,6 +189,13 @@ def scenarios(draw: st.DrawFn, max_ops: int = 24) -> list[tuple[OrderKey, Op]]:
             else:
                 kind_of_shape = SHAPE_KINDS[seed % 4]
                 op = Shape(op_id, kind_of_shape, x, y, y, x, 0xFF0000FF, 1.0)
+        elif kind == "blob":
+            op = Blob(op_id, draw(blob_bytes))
+        elif kind == "image":
+            # Of bytes that may arrive before or after it, or never.
+            digest = hashlib.sha256(draw(blob_bytes)).digest()
+            x, y = draw(st.sampled_from(((0.5, 1.25), (30.0, -4.5))))
+            op = Image(op_id, digest, x, y, 40.0, 20.5, draw(st.sampled_from((255, 128))))
         elif kind in ("erase", "move"):
             targets = tuple(
                 draw(st.lists(st.sampled_from(pool), min_size=1, max_size=3, unique=True))
@@ -249,7 +273,7 @@ def reference_objects(log: Iterable[tuple[OrderKey, Op]]) -> list[BoardObject]:
     for _, op in ordered:
         if isinstance(op, Undo | Redo) or undone.get(op.id, False):
             continue
-        if isinstance(op, Stroke | Shape | Text):
+        if isinstance(op, Stroke | Shape | Text | Image):
             objects[op.id] = [op, 0.0, 0.0, None]
         elif isinstance(op, Erase):
             for target in op.targets:
@@ -297,6 +321,8 @@ def _composed_by_the_book(matrix: tuple, linear: tuple | None, dx: float, dy: fl
 
 def _restyled_by_the_book(op: Op, restyle: Restyle) -> Op:
     """docs/board-model.md's RESTYLE, field by field."""
+    if isinstance(op, Image):  # an image has an opacity and no colours
+        return op if restyle.opacity is None else dataclasses.replace(op, opacity=restyle.opacity)
     fields: dict[str, object] = {}
     if restyle.colour is not None:
         fields["colour"] = restyle.colour
@@ -321,13 +347,20 @@ def shown(objects: Iterable[BoardObject]) -> list[tuple[Op, float, float, object
     return [(obj.op, obj.dx, obj.dy, obj.linear) for obj in objects]
 
 
-def reference_hash(objects: Iterable[BoardObject]) -> str:
+def reference_blobs(log: Iterable[tuple[OrderKey, Op]]) -> list[bytes]:
+    """The digests of the images' bytes a log holds: every BLOB's, undone or not."""
+    return sorted({hashlib.sha256(op.data).digest() for _, op in log if isinstance(op, Blob)})
+
+
+def reference_hash(objects: Iterable[BoardObject], blobs: Iterable[bytes] = ()) -> str:
     """The documented canonical state hash, recomputed independently of Board.hash()."""
     digest = hashlib.sha256(msgpack.packb("whiteboard-board-state/1"))
     for obj in objects:
         placement = [obj.dx, obj.dy] if obj.linear is None else [obj.dx, obj.dy, *obj.linear]
         digest.update(msgpack.packb(placement))
         digest.update(encode_op(obj.op))
+    if blobs := list(blobs):
+        digest.update(msgpack.packb(sorted(blobs), use_bin_type=True))
     return digest.hexdigest()
 
 

@@ -227,7 +227,8 @@ def _message(value: object) -> str:
         (b"", ["not valid msgpack"]),
         (msgpack.packb([9, 1, 1]) + b"\x00", ["trailing bytes"]),
         (msgpack.packb([9, 1, 1])[:-1], ["not valid msgpack"]),
-        (b"\x93\x09\x01\xc4\x01x", ["not valid msgpack"]),  # a bin where an int belongs
+        # A bin where an int belongs (bins pass msgpack since images' bytes travel as bins).
+        (b"\x93\x09\x01\xc4\x01x", ["id.counter", "must be an int", "got bytes"]),
         (b"\x93\x09\x01\xa2\xff\xfe", ["not valid msgpack"]),  # a str that is not UTF-8
         (b"\xdd\xff\xff\xff\xff", ["not valid msgpack"]),  # a 4-billion-item array
         (b"\x00" * (MAX_OP_BYTES + 1), ["limit", str(MAX_OP_BYTES)]),

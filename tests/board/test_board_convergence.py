@@ -9,20 +9,25 @@ from hypothesis import strategies as st
 
 from tests.board.board_strategies import (
     board_of,
+    reference_blobs,
     reference_hash,
     reference_objects,
     scenarios,
     shown,
 )
-from whiteboard.board import Board, BoardObject, Op, OpId, OrderKey, synthetic_op
+from whiteboard.board import Board, BoardObject, Image, Op, OpId, OrderKey, synthetic_op
 
 CONVERGENCE = settings(
     max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
 
 
-def _state(objects: list[BoardObject]) -> dict[OpId, BoardObject]:
-    return {obj.id: obj for obj in objects}
+def _state(board: Board) -> dict[OpId, tuple[BoardObject, bool]]:
+    """What each object shows: an image changes when its bytes arrive."""
+    return {
+        obj.id: (obj, isinstance(obj.op, Image) and board.blob(obj.op.digest) is not None)
+        for obj in board.objects()
+    }
 
 
 @CONVERGENCE
@@ -31,7 +36,7 @@ def test_key_order_application_matches_the_reference_fold(log: list[tuple[OrderK
     board = board_of(sorted(log, key=lambda entry: entry[0]))
     expected = reference_objects(log)
     assert shown(board.objects()) == shown(expected)
-    assert board.hash() == reference_hash(expected)
+    assert board.hash() == reference_hash(expected, reference_blobs(log))
 
 
 @CONVERGENCE
@@ -43,9 +48,9 @@ def test_every_arrival_order_converges(data: st.DataObject) -> None:
     board = Board()
     greatest: OrderKey | None = None
     for key, op in arrival:
-        before = _state(board.objects())
+        before = _state(board)
         change = board.apply(key, op)
-        after = _state(board.objects())
+        after = _state(board)
         # Change is exactly the difference of the visible states, in z-order.
         assert not change.duplicate and change.op_id == op.id
         assert change.late == (greatest is not None and key < greatest)
@@ -58,7 +63,7 @@ def test_every_arrival_order_converges(data: st.DataObject) -> None:
         assert list(change.added) == [i for i in z if i in change.added]
         greatest = key if greatest is None or key > greatest else greatest
         if data.draw(st.booleans()):  # hashed along the way: its kept encodings stay exact
-            assert board.hash() == reference_hash(board.objects())
+            assert board.hash() == reference_hash(board.objects(), reference_blobs(board.log()))
     assert board.objects() == expected_board.objects()
     assert shown(board.objects()) == shown(reference_objects(log))
     assert board.hash() == expected_board.hash()
@@ -96,7 +101,7 @@ def test_many_random_permutations_of_a_busy_session() -> None:
     rng = random.Random(20240601)
     log = _busy_session(rng, 300)
     expected = reference_objects(log)
-    digest = reference_hash(expected)
+    digest = reference_hash(expected, reference_blobs(log))
     for _ in range(5):
         arrival = log[:]
         rng.shuffle(arrival)
@@ -130,7 +135,10 @@ def test_late_ops_between_reads_are_put_in_their_place() -> None:
                 assert shown(board.objects()) == shown(reference_objects(arrival[:count]))
                 copy = board.copy()
                 copies.append((copy, copy.objects()))
-                assert board.hash() == reference_hash(reference_objects(arrival[:count]))
+                arrived = arrival[:count]
+                assert board.hash() == reference_hash(
+                    reference_objects(arrived), reference_blobs(arrived)
+                )
         assert shown(board.objects()) == shown(reference_objects(log))
         for copy, objects in copies:
             assert copy.objects() == objects

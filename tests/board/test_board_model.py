@@ -7,7 +7,7 @@ import hashlib
 import msgpack
 import pytest
 
-from tests.board.board_strategies import reference_hash, reference_objects
+from tests.board.board_strategies import reference_blobs, reference_hash, reference_objects
 from whiteboard.board import (
     Board,
     BoardObject,
@@ -40,7 +40,7 @@ def check(board: Board) -> None:
     """The board agrees with the reference fold of its own log."""
     expected = reference_objects(board.log())
     assert board.objects() == expected
-    assert board.hash() == reference_hash(expected)
+    assert board.hash() == reference_hash(expected, reference_blobs(board.log()))
 
 
 def test_empty_board() -> None:

@@ -50,7 +50,7 @@ def test_numbers_are_normalised() -> None:
 
 
 def test_kinds() -> None:
-    assert [k.value for k in OpKind] == list(range(1, 16))
+    assert [k.value for k in OpKind] == list(range(1, 18))
     assert Stroke(ID, (0.0, 0.0), 0, 1.0).kind is OpKind.STROKE
     assert Text(ID, 0, 0, "t", 0, 1).kind is OpKind.TEXT
     assert Erase(ID, (ID,)).kind is OpKind.ERASE
@@ -230,3 +230,34 @@ def test_a_forged_stroke_from_the_wire_is_refused_as_its_constructor_refuses_it(
     author: object, counter: object, points: object, colour: object, width: object, tool: object
 ) -> None:
     _same_stroke_or_refusal(author, counter, points, colour, width, tool)
+
+
+def test_a_blob_is_named_by_the_sha256_of_its_bytes_and_must_be_an_image() -> None:
+    import hashlib
+
+    from whiteboard.board.ops import MAX_BLOB_BYTES, Blob, Image
+
+    png = b"\x89PNG\r\n\x1a\n" + b"pixels"
+    blob = Blob(ID, png)
+    assert blob.kind is OpKind.BLOB and blob.digest == hashlib.sha256(png).digest()
+    assert Blob(ID, b"\xff\xd8\xff\xe0jfif").digest  # a JPEG
+    assert "data" not in repr(blob)  # a 2 MiB image must not end up in a log line
+    for data, words in (
+        (b"GIF89a....", "PNG or JPEG"),
+        (b"", "1..3145728 bytes, got 0"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(MAX_BLOB_BYTES), "got 3145736"),
+        ("text", "must be bytes"),
+    ):
+        with pytest.raises(InvalidOpError, match=words):
+            Blob(ID, data)  # type: ignore[arg-type]
+    image = Image(ID, blob.digest, 1, 2, 30, 40)
+    assert (image.x, image.width, image.opacity, image.colour) == (1.0, 30.0, 255, 0xFF000000)
+    for fields, words in (
+        ({"digest": b"short"}, "32 bytes"),
+        ({"width": 0}, "'width'"),
+        ({"height": -1}, "'height'"),
+        ({"opacity": 256}, "'opacity'"),
+    ):
+        values = {"digest": blob.digest, "x": 0, "y": 0, "width": 1, "height": 1} | fields
+        with pytest.raises(InvalidOpError, match=words):
+            Image(ID, **values)  # type: ignore[arg-type]

@@ -104,7 +104,7 @@ GOOD = op_to_wire(stroke(1, 1))
         (msgpack.packb(["whiteboard-board", 1, 5]), ["log must be an array"]),
         (_snapshot([[1], GOOD], [2]), ["snapshot entry 1", "[order_key, op, proof?]"]),
         (_snapshot([[1], GOOD, 7]), ["snapshot entry 0", "proof must be bytes"]),
-        (_snapshot([[1], GOOD, bytes(257)]), ["not valid msgpack", "257"]),
+        (_snapshot([[1], GOOD, bytes(257)]), ["entry 0", "proof of 257 bytes"]),
         (_snapshot([[1.5], GOOD]), ["snapshot entry 0", "order key"]),
         (_snapshot([[], GOOD]), ["snapshot entry 0", "order key"]),
         (_snapshot([[1], GOOD], [[2], [1, 1, 2, [0.0, 0.0], 0, -3.0, 1]]), ["entry 1", "'width'"]),

@@ -13,9 +13,11 @@ from whiteboard.board.model import (
     check_order_key,
 )
 from whiteboard.board.ops import (
+    Blob,
     Clear,
     DrawingOp,
     Erase,
+    Image,
     InvalidOpError,
     Move,
     Op,
@@ -38,12 +40,14 @@ from whiteboard.board.synthetic import synthetic_op, synthetic_stroke
 
 __all__ = [
     "MAX_OP_BYTES",
+    "Blob",
     "Board",
     "BoardObject",
     "Change",
     "Clear",
     "DrawingOp",
     "Erase",
+    "Image",
     "InvalidOpError",
     "Move",
     "Op",

@@ -27,7 +27,9 @@ from whiteboard.board.ops import (
     MAX_COORD,
     MAX_COUNTER,
     MAX_TEXT_CHARS,
+    Blob,
     DrawingOp,
+    Image,
     InvalidOpError,
     Matrix,
     OpId,
@@ -39,8 +41,9 @@ from whiteboard.board.ops import (
 
 # What a clip holds: drawings, each followed by the Transform placing it if it was turned or
 # resized (a rotated rectangle is not a rectangle's corners: it travels as drawn, with its
-# transform).
-ClipOp = DrawingOp | Transform
+# transform), and before an image the BLOB of its bytes (once per image shown), so that a
+# clip pasted into another board brings its pictures.
+ClipOp = DrawingOp | Transform | Blob
 
 CLIP_MIME = "application/x-whiteboard-objects"
 CLIP_MAGIC = "whiteboard-clip"
@@ -53,13 +56,22 @@ class ClipError(ValueError):
     """Bytes that are not a clip of ours, or objects that cannot be placed; says which."""
 
 
-def shown(objects: Iterable[BoardObject]) -> list[ClipOp]:
+def shown(
+    objects: Iterable[BoardObject], blob: Callable[[bytes], bytes | None] = lambda _: None
+) -> list[ClipOp]:
     """Each object's drawing where it is shown (its offset applied; one turned or resized
-    as drawn, followed by its transform): what a copy carries and a picture of the selection
-    shows. ClipError if one was moved past the board's range."""
+    as drawn, followed by its transform), an image's bytes (``blob`` of its digest, if held)
+    before it: what a copy carries and a picture of the selection shows. ClipError if one
+    was moved past the board's range."""
     ops: list[ClipOp] = []
+    carried: set[bytes] = set()
     try:
         for obj in objects:
+            if isinstance(obj.op, Image) and obj.op.digest not in carried:
+                data = blob(obj.op.digest)
+                if data is not None:
+                    carried.add(obj.op.digest)
+                    ops.append(Blob(OpId(obj.op.id.author, MAX_COUNTER - len(ops)), data))
             if obj.linear is None:
                 ops.append(translated(obj.op, obj.dx, obj.dy))
             else:
@@ -113,11 +125,13 @@ def decode_clip(data: bytes) -> list[ClipOp]:
             if len(op.targets) != 1 or op.targets[0] not in unplaced:
                 raise ClipError(f"object {index + 1} on the clipboard places no drawing of it")
             unplaced.discard(op.targets[0])
-        elif isinstance(op, Stroke | Shape | Text):
+        elif isinstance(op, Stroke | Shape | Text | Image):
             unplaced.add(op.id)
-        else:
+        elif not isinstance(op, Blob):
             raise ClipError(f"object {index + 1} on the clipboard is not a drawing")
         ops.append(op)
+    if ops and all(isinstance(op, Blob) for op in ops):
+        raise ClipError("the clipboard holds images' bytes but nothing showing them")
     return ops
 
 
@@ -144,7 +158,7 @@ def bounds_of(ops: Sequence[ClipOp], text_rect: TextRect) -> Rect:
     placements = _placements(ops)
     boxes = []
     for op in ops:
-        if isinstance(op, Transform):
+        if isinstance(op, Transform | Blob):
             continue
         box = content_bounds(op, text_rect)
         matrix = placements.get(op.id)
@@ -182,6 +196,9 @@ def placed(
                 a, b, c, d, e, f = op.matrix
                 targets = (renamed[op.targets[0]],)
                 copies.append(Transform(new_id, targets, (a, b, c, d, e + dx, f + dy)))
+                continue
+            if isinstance(op, Blob):
+                copies.append(Blob(new_id, op.data))  # the app sends it if the board lacks it
                 continue
             renamed[op.id] = new_id
             if op.id in placements:

@@ -16,13 +16,16 @@ from typing import Any
 import msgpack
 
 from whiteboard.board.ops import (
+    MAX_BLOB_BYTES,
     MAX_POINTS,
     MAX_TARGETS,
     MAX_TEXT_CHARS,
     OP_TYPES,
     SHAPE_KINDS,
+    Blob,
     Clear,
     Erase,
+    Image,
     InvalidOpError,
     Move,
     Op,
@@ -40,7 +43,9 @@ from whiteboard.board.ops import (
     stroke_from_wire,
 )
 
-MAX_OP_BYTES = 1 << 20
+# The largest op is a BLOB (an image's bytes) with its framing; every other kind stays far
+# below (a 20,000-point stroke is ~320 KB).
+MAX_OP_BYTES = MAX_BLOB_BYTES + 1024
 
 # Fields after [kind, author, counter], per kind: the wire layout, also used in messages.
 WIRE_FIELDS: dict[OpKind, tuple[str, ...]] = {
@@ -60,17 +65,20 @@ WIRE_FIELDS: dict[OpKind, tuple[str, ...]] = {
     OpKind.REORDER: ("targets", "place"),
     OpKind.EDIT_TEXT: ("target_author", "target_counter", "text", "font_size"),
     OpKind.TRANSFORM: ("targets", "a", "b", "c", "d", "e", "f"),
+    OpKind.BLOB: ("data",),
+    OpKind.IMAGE: ("digest", "x", "y", "width", "height", "opacity"),
 }
 
 # Limits handed to msgpack so that a hostile length prefix cannot make it allocate much. They
 # are twice the longest array (a stroke's points) and str (a text of 4-byte characters) an op
 # may hold, so that a modest overflow still reaches the field checks and their clearer
-# messages. Nothing in an op is a map, a bin or an ext; a few small maps are let through only
-# to be refused by name ("must be a msgpack array").
+# messages. The bins are a BLOB's bytes and an IMAGE's digest; nothing in an op is a map or an
+# ext (a few small maps are let through only to be refused by name: "must be a msgpack array").
+# A bin's length is also bounded by the op's size (MAX_OP_BYTES), checked before unpacking.
 UNPACK_LIMITS: dict[str, int] = {
     "max_array_len": 4 * max(MAX_POINTS, MAX_TARGETS),
     "max_str_len": 8 * MAX_TEXT_CHARS,
-    "max_bin_len": 0,
+    "max_bin_len": MAX_BLOB_BYTES,
     "max_map_len": 32,
     "max_ext_len": 0,
 }
@@ -125,6 +133,10 @@ def op_to_wire(op: Op) -> list[Any]:
             return [14, author, counter, target.author, target.counter, op.text, op.font_size]
         case Transform():
             return [15, author, counter, _flat_ids(op.targets), *op.matrix]
+        case Blob():
+            return [16, author, counter, op.data]
+        case Image():
+            return [17, author, counter, op.digest, op.x, op.y, op.width, op.height, op.opacity]
     raise AssertionError(f"unhandled op type {type(op).__name__}")
 
 
@@ -209,7 +221,11 @@ def op_from_wire(item: object) -> Op:
             return Reorder(op_id, _pairs("targets", values[0]), *values[1:])
         if kind is OpKind.EDIT_TEXT:
             return TextEdit(op_id, values[:2], *values[2:])
-        return Transform(op_id, _pairs("targets", values[0]), values[1:])
+        if kind is OpKind.TRANSFORM:
+            return Transform(op_id, _pairs("targets", values[0]), values[1:])
+        if kind is OpKind.BLOB:
+            return Blob(op_id, *values)
+        return Image(op_id, *values)
     except InvalidOpError as error:
         raise OpDecodeError(str(error)) from None
 

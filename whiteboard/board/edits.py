@@ -12,6 +12,7 @@ from typing import Any
 from whiteboard.board.ops import (
     MAX_COLOUR,
     DrawingOp,
+    Image,
     OpId,
     Restyle,
     Shape,
@@ -66,6 +67,11 @@ def edited(op: DrawingOp, edit: Restyle | TextEdit) -> DrawingOp:
 def restyled(op: DrawingOp, restyle: Restyle) -> DrawingOp:
     """``op`` with ``restyle`` applied: the fields it sets that ``op`` has; ``op`` itself
     if nothing changes. A fill of 0 means no fill, so opacity leaves it at 0."""
+    if isinstance(op, Image):
+        # An image has no colours of its own: only its opacity is restyled.
+        if restyle.opacity is None or restyle.opacity == op.opacity:
+            return op
+        return dataclasses.replace(op, opacity=restyle.opacity)
     changes: dict[str, Any] = {}
     colour = op.colour if restyle.colour is None else restyle.colour
     if isinstance(op, Shape):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from whiteboard.board.ops import DrawingOp, OpKind, Shape, Stroke, Text
+from whiteboard.board.ops import DrawingOp, Image, OpKind, Shape, Stroke, Text
 
 # An axis-aligned rectangle (x0, y0, x1, y1) with x0 <= x1 and y0 <= y1.
 Rect = tuple[float, float, float, float]
@@ -41,6 +41,8 @@ def content_bounds(op: DrawingOp, text_rect: TextRect) -> Rect:
             max(op.x1, op.x2) + half,
             max(op.y1, op.y2) + half,
         )
+    if isinstance(op, Image):
+        return (op.x, op.y, op.x + op.width, op.y + op.height)
     return text_rect(op)
 
 

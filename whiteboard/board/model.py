@@ -46,11 +46,14 @@ from whiteboard.board.codec import (
 from whiteboard.board.edits import ZOrder, edited, reordered
 from whiteboard.board.geometry import Linear, compose
 from whiteboard.board.ops import (
+    DRAWING_TYPES,
     OP_TYPES,
+    Blob,
     Clear,
     DrawingOp,
     EditOp,
     Erase,
+    Image,
     Move,
     Op,
     OpId,
@@ -198,7 +201,8 @@ class _Entry:
         self.op = op
 
 
-_DRAWING_TYPES = frozenset({Stroke, Shape, Text})
+_DRAWING_TYPES = frozenset(DRAWING_TYPES)
+DrawingTypes = Stroke | Shape | Text | Image
 
 # Past one late object in this many (see Board._late), they are merged into the others, in
 # one sort if need be.
@@ -226,6 +230,8 @@ class Board:
         # without looking the object up.
         self._reordered = False
         self._clears: list[OpId] = []
+        # The images' bytes by SHA-256 (BLOB ops): a set that only grows, whatever the order.
+        self._blobs: dict[bytes, bytes] = {}
         # The greatest sort key of the CLEARs in effect: everything created before it is gone.
         self._cleared_below: SortKey | None = None
         # The visible objects: in z-order, but for those added below the top one (a late
@@ -262,6 +268,7 @@ class Board:
         self._editors = {target: list(ops) for target, ops in source._editors.items()}
         self._reordered = source._reordered
         self._clears = list(source._clears)
+        self._blobs = source._blobs.copy()
         self._cleared_below = source._cleared_below
         self._objects = source._objects.copy()
         self._late = source._late.copy()
@@ -325,13 +332,23 @@ class Board:
                 return obj.z
         return self._entries[op_id].sort_key
 
+    def blob(self, digest: bytes) -> bytes | None:
+        """The bytes of the image stored under SHA-256 ``digest``, None until they arrive."""
+        return self._blobs.get(digest)
+
+    @property
+    def blob_digests(self) -> list[bytes]:
+        """The digests of every image's bytes held, sorted."""
+        return sorted(self._blobs)
+
     def hash(self) -> str:
         """Hex SHA-256 of the visible state; equal states give equal hashes on every replica.
 
         The canonical encoding: the msgpack str "whiteboard-board-state/1", then for each
         visible object in z-order the msgpack array [dx, dy] (float64), or [dx, dy, a, b, c,
         d] for one transformed, followed by the wire encoding of its drawing op as restyles
-        and text edits left it (the z-order is the objects' order).
+        and text edits left it (the z-order is the objects' order); then, if the board holds
+        any image bytes, the msgpack array of their SHA-256 digests (bin), sorted.
         """
         if self._hash is None:
             digest = hashlib.sha256(HASH_DOMAIN)
@@ -339,6 +356,8 @@ class Board:
             if len(self._encodings.entries) > 2 * len(ordered) + 1024:
                 self._encodings = _Encodings()  # mostly erased ops' entries: let them go
             digest.update(b"".join(map(self._encodings.of, ordered)))
+            if self._blobs:
+                digest.update(msgpack.packb(sorted(self._blobs), use_bin_type=True))
             self._hash = digest.hexdigest()
         return self._hash
 
@@ -424,7 +443,7 @@ class Board:
             return Change(op_id, False, False, (op_id,))
 
         before: _Before = {}
-        if isinstance(op, Stroke | Shape | Text):
+        if isinstance(op, DrawingTypes):
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
@@ -436,7 +455,27 @@ class Board:
                 self._raise_clear(sort_key, before)
         elif isinstance(op, Undo | Redo):
             self._apply_toggle(op, sort_key, before)
+        elif isinstance(op, Blob):
+            return self._apply_blob(op, late)
         return self._change(op_id, late, before)
+
+    def _apply_blob(self, op: Blob, late: bool) -> Change:
+        # Not an object: its bytes are kept (once, however many BLOBs carry them, and even if
+        # undone: an UNDO of a BLOB has no effect) and the images showing them change from a
+        # frame to the picture.
+        if op.digest in self._blobs:
+            return Change(op.id, late, False)
+        self._blobs[op.digest] = op.data
+        self._hash = None
+        shown = [
+            obj.id
+            for obj in (*self._objects.values(), *self._late.values())
+            if isinstance(obj.op, Image) and obj.op.digest == op.digest
+        ]
+        entries = self._entries
+        return Change(
+            op.id, late, False, changed=tuple(sorted(shown, key=lambda i: entries[i].sort_key))
+        )
 
     def _apply_erase(self, op: Erase, sort_key: SortKey, before: _Before) -> None:
         op_id = op.id
@@ -484,7 +523,7 @@ class Board:
         if entry is None or was_in_effect != undo:
             return  # the target is not here yet, or stays as it was
         target_op = entry.op
-        if isinstance(target_op, Stroke | Shape | Text):
+        if isinstance(target_op, DrawingTypes):
             self._refresh(target, before)
         elif isinstance(target_op, TargetedOp):
             if isinstance(target_op, Reorder):
@@ -519,7 +558,7 @@ class Board:
         self._cleared_below = new
         for op_id, entry in entries.items():
             if (
-                isinstance(entry.op, Stroke | Shape | Text)
+                isinstance(entry.op, DrawingTypes)
                 and entry.sort_key < old
                 and (new is None or entry.sort_key > new)
             ):
@@ -531,7 +570,7 @@ class Board:
         if entry is None:
             return None
         op = entry.op
-        if not isinstance(op, Stroke | Shape | Text) or not self.in_effect(op_id):
+        if not isinstance(op, DrawingTypes) or not self.in_effect(op_id):
             return None
         sort_key = entry.sort_key
         if self._cleared_below is not None and sort_key < self._cleared_below:
@@ -643,7 +682,8 @@ class Board:
         limits = dict(UNPACK_LIMITS)
         # The log itself may be longer than any array inside an op.
         limits["max_array_len"] = len(data)
-        limits["max_bin_len"] = MAX_PROOF  # ops' proofs (bytes) are the snapshot's only bins
+        # The bins: ops' proofs and images' bytes (BLOB) and digests (IMAGE).
+        limits["max_bin_len"] = max(MAX_PROOF, UNPACK_LIMITS["max_bin_len"])
         try:
             item = msgpack.unpackb(data, raw=False, strict_map_key=True, use_list=False, **limits)
         # msgpack signals bad input with many exception types; all mean "not a snapshot".
@@ -682,8 +722,13 @@ class Board:
                     f"got {_short(entry)}"
                 )
             proof = entry[2] if len(entry) == 3 else None
-            if proof is not None and not isinstance(proof, bytes):  # length: max_bin_len
+            if proof is not None and not isinstance(proof, bytes):
                 raise SnapshotError(f"snapshot entry {index}: a proof must be bytes")
+            if proof is not None and len(proof) > MAX_PROOF:
+                raise SnapshotError(
+                    f"snapshot entry {index}: a proof of {len(proof)} bytes, more than "
+                    f"{MAX_PROOF}"
+                )
             try:
                 key = check_order_key(entry[0])
                 op = op_from_wire(entry[1])

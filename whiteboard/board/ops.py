@@ -12,7 +12,8 @@ datagrams a peer accepts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, ClassVar, NamedTuple
 
@@ -36,6 +37,13 @@ MAX_OPACITY = 255  # an opacity is the alpha byte of a colour
 MAX_SCALE = 1e4
 MAX_SHIFT = 1e12
 MIN_AREA_SCALE = 1e-6
+# An image's encoded bytes (a BLOB): the app downscales to 2 MiB by default (settable), the
+# wire takes up to this, so that the op and its framing fit the transports' 4 MiB messages.
+MAX_BLOB_BYTES = 3 << 20
+DIGEST_SIZE = 32  # SHA-256, the name a blob is stored and shown under
+# The formats an image may be in, by the signature its bytes start with. The pixels are
+# decoded by Qt when painted (never trusted); the board only checks the signature.
+IMAGE_SIGNATURES = {b"\x89PNG\r\n\x1a\n": "png", b"\xff\xd8\xff": "jpeg"}
 
 
 class OpKind(IntEnum):
@@ -56,10 +64,12 @@ class OpKind(IntEnum):
     REORDER = 13
     EDIT_TEXT = 14
     TRANSFORM = 15
+    BLOB = 16
+    IMAGE = 17
 
 
 SHAPE_KINDS = frozenset({OpKind.LINE, OpKind.RECT, OpKind.ELLIPSE, OpKind.ARROW})
-DRAWING_KINDS = frozenset({OpKind.STROKE, OpKind.TEXT} | SHAPE_KINDS)
+DRAWING_KINDS = frozenset({OpKind.STROKE, OpKind.TEXT, OpKind.IMAGE} | SHAPE_KINDS)
 
 
 class Tool(IntEnum):
@@ -511,6 +521,83 @@ class Transform:
         _set(self, "matrix", _check_matrix(self.matrix))
 
 
+def image_format(data: bytes) -> str | None:
+    """"png" or "jpeg" by the signature ``data`` starts with, None for anything else."""
+    for signature, name in IMAGE_SIGNATURES.items():
+        if data.startswith(signature):
+            return name
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    """The encoded bytes of an image (PNG or JPEG), kept by the board under their SHA-256
+    (``digest``, computed here, never taken from the wire) for the IMAGE ops showing them.
+    Not an object: nothing draws it, erases, moves or clears it; however often an image is
+    pasted, its bytes travel and are stored once (issue 20)."""
+
+    id: OpId
+    data: bytes = field(repr=False)
+    digest: bytes = field(init=False, repr=False, compare=False)
+
+    kind: ClassVar[OpKind] = OpKind.BLOB
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        data = self.data
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise InvalidOpError(f"op field 'data' must be bytes, {_got(data, bytes)}")
+        data = bytes(data)
+        if not 1 <= len(data) <= MAX_BLOB_BYTES:
+            raise InvalidOpError(
+                f"op field 'data' must hold 1..{MAX_BLOB_BYTES} bytes, got {len(data)}"
+            )
+        if image_format(data) is None:
+            raise InvalidOpError(
+                "op field 'data' must be a PNG or JPEG image (by its signature), got bytes "
+                f"starting {data[:8]!r}"
+            )
+        _set(self, "data", data)
+        _set(self, "digest", hashlib.sha256(data).digest())
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """The image whose bytes are the BLOB ``digest``, shown in the box from (x, y),
+    ``width`` x ``height`` board units, at ``opacity`` (0..255). Until its blob has arrived
+    it is shown as an empty frame of that box, and hit, moved and erased like any object."""
+
+    id: OpId
+    digest: bytes
+    x: float
+    y: float
+    width: float
+    height: float
+    opacity: int = MAX_OPACITY
+
+    kind: ClassVar[OpKind] = OpKind.IMAGE
+
+    def __post_init__(self) -> None:
+        _set(self, "id", _check_id("id", self.id))
+        digest = self.digest
+        if not isinstance(digest, bytes | bytearray) or len(digest) != DIGEST_SIZE:
+            raise InvalidOpError(
+                f"op field 'digest' must be {DIGEST_SIZE} bytes (a SHA-256), "
+                f"{_got(digest, bytes)}"
+            )
+        _set(self, "digest", bytes(digest))
+        _set(self, "x", _check_coord("x", self.x))
+        _set(self, "y", _check_coord("y", self.y))
+        _set(self, "width", _check_positive("width", self.width, 2 * MAX_COORD))
+        _set(self, "height", _check_positive("height", self.height, 2 * MAX_COORD))
+        _set(self, "opacity", _check_int("opacity", self.opacity, 0, MAX_OPACITY))
+
+    @property
+    def colour(self) -> int:
+        """As a colour, for what shows or restyles a selection's opacity: black at it."""
+        return self.opacity << 24
+
+
 def _check_matrix(value: object) -> Matrix:
     if not isinstance(value, tuple | list) or len(value) != 6:
         raise InvalidOpError(
@@ -535,14 +622,15 @@ def _check_matrix(value: object) -> Matrix:
 
 Op = (
     Stroke | Shape | Text | Erase | Move | Clear | Undo | Redo | Restyle | Reorder | TextEdit
-    | Transform
+    | Transform | Blob | Image
 )  # fmt: skip
-DrawingOp = Stroke | Shape | Text
+DrawingOp = Stroke | Shape | Text | Image
 # The ops that act on objects named by id (their ``targets``).
 TargetedOp = Erase | Move | Restyle | Reorder | TextEdit | Transform
 # The ops that change an object without removing it: folded per object, in key order.
 EditOp = Move | Restyle | Reorder | TextEdit | Transform
 OP_TYPES: tuple[type, ...] = (
     Stroke, Shape, Text, Erase, Move, Clear, Undo, Redo, Restyle, Reorder, TextEdit, Transform,
+    Blob, Image,
 )  # fmt: skip
-DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text)
+DRAWING_TYPES: tuple[type, ...] = (Stroke, Shape, Text, Image)
