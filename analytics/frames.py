@@ -191,6 +191,7 @@ def render_png(board: Board, view: View, width: int, height: int) -> bytes:
     from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QRectF
     from PySide6.QtGui import QColor, QImage, QPainter
 
+    from whiteboard.app.pictures import Pictures
     from whiteboard.app.render import paint_objects
 
     image = QImage(width, height, QImage.Format.Format_RGB32)
@@ -208,7 +209,7 @@ def render_png(board: Board, view: View, width: int, height: int) -> bytes:
         painter.scale(scale, scale)
         painter.translate(-view.x0, -view.y0)
         painter.setClipRect(area)
-        paint_objects(painter, board.objects(), area)
+        paint_objects(painter, board.objects(), area, pictures=Pictures(board.blob))
     finally:
         painter.end()
     data = QByteArray()

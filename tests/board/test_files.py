@@ -196,7 +196,8 @@ def test_layout_is_as_documented() -> None:
     data = encode_board(board, title="Plan", created=CREATED)
     magic, version, check, metadata_len, snapshot_len = struct.unpack_from(">8sHHIQ", data)
     assert magic == MAGIC == b"\x89WBD\r\n\x1a\n"
-    assert (version, check) == (FORMAT_VERSION, 0xFFFE) == (1, 0xFFFE)
+    # A board of drawings only is written in format 1, which an older app reads too.
+    assert (version, check) == (1, 0xFFFE) and FORMAT_VERSION == 2
     assert HEADER_BYTES == 24 and CHECKSUM_BYTES == 32
     assert len(data) == 24 + metadata_len + snapshot_len + 32
     metadata, snapshot = parts(data)
@@ -288,13 +289,14 @@ def test_a_foreign_file_is_not_a_whiteboard_file(tmp_path: Path, content: bytes)
 
 def test_a_newer_format_is_refused_by_its_number() -> None:
     metadata, snapshot = parts(valid_file())
-    assert refused(frame(metadata, snapshot, version=2)) == (
-        f'"{NAME}" was saved by a newer version of the app (format 2); this app reads format 1'
+    assert refused(frame(metadata, snapshot, version=3)) == (
+        f'"{NAME}" was saved by a newer version of the app (format 3); this app reads formats'
+        " 1 to 2"
     )
     # A newer format may have a different layout: only magic and version are read.
     for tail in (b"", b"anything at all"):
-        newer = frame(metadata, snapshot, version=2)[:12] + tail
-        assert "newer version of the app (format 2)" in refused(newer)
+        newer = frame(metadata, snapshot, version=3)[:12] + tail
+        assert "newer version of the app (format 3)" in refused(newer)
     assert "is damaged (unknown format 0)" in refused(frame(metadata, snapshot, version=0))
 
 
@@ -539,3 +541,26 @@ def test_saving_where_it_cannot_be_saved(tmp_path: Path) -> None:
         save_board(tmp_path / "missing" / "x.wbd", Board())
     assert sorted(tmp_path.iterdir()) == [folder]
     assert list(folder.iterdir()) == []
+
+
+def test_a_board_with_images_is_format_2_and_comes_back_with_its_pictures(
+    tmp_path: Path,
+) -> None:
+    from whiteboard.board import Blob, Image, OpId, Transform
+
+    board = sample_board()
+    picture = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4096  # 1 MiB: bytes kept exactly
+    blob = Blob(OpId(7, 1), picture)
+    board.apply((100,), blob)
+    board.apply((101,), Image(OpId(7, 2), blob.digest, 10, 20, 300, 200, 128))
+    board.apply((102,), Transform(OpId(7, 3), (OpId(7, 2),), (0.0, 1.0, -1.0, 0.0, 5.0, 6.0)))
+    path = tmp_path / "with-picture.wbd"
+    save_board(path, board, title="Pictures")
+    data = path.read_bytes()
+    assert struct.unpack_from(">HH", data, 8) == (2, 0xFFFD)
+    opened = open_board(path).board
+    assert opened.hash() == board.hash() and opened.blob(blob.digest) == picture
+    assert opened.log() == board.log()
+    # Format 2 is format 1's layout: a format-1 file (any older one) opens as before.
+    metadata, snapshot = parts(encode_board(sample_board()))
+    assert decode_board(frame(metadata, snapshot, version=1)).board.hash() == sample_board().hash()

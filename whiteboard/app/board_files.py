@@ -149,7 +149,8 @@ class BoardFiles:
 
     def _import_board(self, opened: OpenedBoard, name: str) -> None:
         clear = Clear(self._host.next_op_id())
-        plan = copies_of(opened.board, self._host.next_op_id, self._host.canvas.max_payload)
+        canvas, next_id = self._host.canvas, self._host.next_op_id
+        plan = copies_of(opened.board, next_id, canvas.max_payload, canvas.max_message)
         self._host.history.record([clear.id, *(op.id for op in plan.ops)])
         note = f" ({plan.skipped} objects too large to send were left out)" if plan.skipped else ""
         self._window.statusBar().showMessage(f"Opening {name}{note}…")

@@ -37,6 +37,7 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QColor, QPainter, QTransform
 
 from whiteboard.app.local_edits import LocalEdits, is_pending_order
+from whiteboard.app.pictures import Pictures
 from whiteboard.app.render import bounds, paint_object, paint_parts, text_box
 from whiteboard.app.scene_index import Item, Scene, ZOrder
 from whiteboard.app.tiles import TileCache
@@ -81,6 +82,12 @@ class BoardLayers:
         self._refresh = refresh
         self._scene = Scene(bounds, text_box)
         self._tiles = TileCache(self._tile_items, background)
+        # Images' pixels, decoded from the shown board's blobs or one we sent and have not had
+        # back yet (whiteboard/app/pictures.py).
+        self.pictures = Pictures(
+            lambda digest: board_source().blob(digest) or edits.pending_blob(digest)
+        )
+        self._tiles.pictures = self.pictures
         # The tiles hold the delivered objects up to this one in z-order (not lifted ones);
         # those above it are recent, painted in the overlay until they settle.
         self._tile_top: ZOrder | None = None
@@ -141,6 +148,12 @@ class BoardLayers:
         self._invalidate_tiles(tile_dirty)
         self._refresh(screen_dirty)
         self._settle_recent()
+
+    def repaint(self, ids: Iterable[OpId]) -> None:
+        """Paint these objects again as they are (an image whose bytes arrived)."""
+        items = [item for op_id in ids if (item := self._scene.get(op_id)) is not None]
+        self._invalidate_tiles([(item, False) for item in items if self._tiled(item)])
+        self._refresh([rect for item in items for rect in self.rects(item)])
 
     def rebuild(self) -> None:
         """Show the board as it is now, whatever changed (the first board, one loaded from a
@@ -250,7 +263,8 @@ class BoardLayers:
             a, b, c, d = (scale * v for v in linear or (1.0, 0.0, 0.0, 1.0))
             painter.setTransform(QTransform(a, b, c, d, view.ox + dx * scale, view.oy + dy * scale))
             painter.setOpacity(opacity)
-            paint_object(painter, item.op, self._tiles.path(item.op), self._tiles.min_width)
+            tiles = self._tiles
+            paint_object(painter, item.op, tiles.path(item.op), tiles.min_width, self.pictures)
             painter.setOpacity(1.0)
         if run:
             self._tiles.paint_over(painter, origin, run, exposed)

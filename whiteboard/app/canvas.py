@@ -71,6 +71,7 @@ from whiteboard.app.view import (
 )
 from whiteboard.board import (
     MAX_OP_BYTES,
+    Blob,
     Board,
     Change,
     DrawingOp,
@@ -112,8 +113,8 @@ _CURSORS = {
 
 class BoardCanvas(QWidget):
     """See the module docstring. Public state: ``tool``, ``colour``, ``pen_width``, ``fill``,
-    ``font_size``, ``live_chunks``, ``live_interval_ms``, ``max_payload``, ``on_local_op``,
-    ``on_gesture``; ``view``, ``selection``."""
+    ``font_size``, ``live_chunks``, ``live_interval_ms``, ``max_payload`` (``max_message``
+    for images), ``on_local_op``, ``on_gesture``; ``view``, ``selection``."""
 
     tool_changed = Signal(object)  # the new ToolKind
     view_changed = Signal()  # zoom or pan: for a zoom indicator
@@ -139,6 +140,7 @@ class BoardCanvas(QWidget):
         self.on_gesture: GestureSink | None = None
         # Ops are split so that each fits one payload of the transport.
         self.max_payload = MAX_OP_BYTES
+        self.max_message = MAX_OP_BYTES
         self.colour = DEFAULT_COLOUR
         self.pen_width = DEFAULT_WIDTH  # not `width`: that is QWidget.width()
         self.fill = 0  # ARGB fill of rectangles and ellipses; 0 = none
@@ -406,6 +408,10 @@ class BoardCanvas(QWidget):
 
     # -- what is shown ------------------------------------------------------------------------
 
+    def pending_blob(self, digest: bytes) -> bytes | None:
+        """The bytes of an image this member sent and has not had delivered back."""
+        return self._edits.pending_blob(digest)
+
     def forget_pending(self, op_id: OpId) -> None:
         """``op_id`` will never be delivered (sending it failed): stop showing it."""
         op = self._edits.pending(op_id)
@@ -458,6 +464,10 @@ class BoardCanvas(QWidget):
             self._rebuild()
             return
         pending = self._edits.pending(change.op_id)
+        if isinstance(pending, Blob) or isinstance(self.board.op(change.op_id), Blob):
+            self._edits.withdraw(change.op_id)
+            self._layers.repaint(change.changed)  # images whose bytes arrived
+            return
         ids = set(change.affected)
         if pending is not None:
             ids.update(targets(pending))

@@ -18,9 +18,9 @@ from PySide6.QtWidgets import QWidget
 
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.export import render_image, svg_bytes
+from whiteboard.app.image_insert import ImageInsert
 from whiteboard.app.render import text_box
-from whiteboard.app.tools import ToolKind
-from whiteboard.board import Board, BoardObject, OpId, Text
+from whiteboard.board import Board, BoardObject, Text
 from whiteboard.board.clip import (
     CLIP_MIME,
     ClipError,
@@ -57,6 +57,8 @@ class BoardClipboard(QObject):
         self.cut_action = self._action("Cu&t", QKeySequence.StandardKey.Cut, self.cut)
         self.paste_action = self._action("&Paste", QKeySequence.StandardKey.Paste, self.paste)
         self.duplicate_action = self._action("&Duplicate", "Ctrl+D", self.duplicate)
+        # Pictures from files, drops and the clipboard (File > Insert image...).
+        self.images = ImageInsert(window, canvas, board, tell)
 
     def _action(self, text: str, keys: QKeySequence.StandardKey | str, slot: object) -> QAction:
         action = QAction(text, self._window)
@@ -85,7 +87,7 @@ class BoardClipboard(QObject):
         if not objects:
             return False
         try:
-            ops = shown(objects)
+            ops = shown(objects, self._board().blob)
             clip = encode_clip(ops)
         except ClipError as exc:
             self._tell(f"Could not copy: {exc}")
@@ -116,13 +118,11 @@ class BoardClipboard(QObject):
         try:
             if mime.hasFormat(CLIP_MIME):
                 ops = decode_clip(bytes(mime.data(CLIP_MIME).data()))
-                self._send(placed(ops, self._where(), canvas.next_op_id, text_box))
+                self.images.send(placed(ops, self._where(), canvas.next_op_id, text_box))
+            elif self.images.paste(mime, self._where()):
+                pass  # a picture (a copied file, a screenshot): before the text it may carry
             elif mime.hasText() and mime.text().strip():
                 self._paste_text(mime.text())
-            elif mime.hasImage():
-                self._tell(
-                    "Pasting pictures is not possible yet: the board takes drawings and text."
-                )
         except ClipError as exc:
             self._tell(f"Could not paste: {exc}")
 
@@ -136,7 +136,7 @@ class BoardClipboard(QObject):
             ops = shown(objects)
             x0, y0, x1, y1 = bounds_of(ops, text_box)
             centre = ((x0 + x1) / 2 + DUPLICATE_OFFSET, (y0 + y1) / 2 + DUPLICATE_OFFSET)
-            self._send(placed(ops, centre, self._canvas.next_op_id, text_box))
+            self.images.send(placed(ops, centre, self._canvas.next_op_id, text_box))
         except ClipError as exc:
             self._tell(f"Could not duplicate: {exc}")
 
@@ -164,22 +164,12 @@ class BoardClipboard(QObject):
         cut = text_that_fits(text, text_object, canvas.max_payload)
         if not cut.strip():
             raise ClipError("not even one character of the text fits in a drawing")
-        self._send([text_object(cut)])
+        self.images.send([text_object(cut)])
         if len(cut) < len(text):
             self._tell(
                 f"Pasted the first {len(cut):,} characters of {len(text):,}: one text object "
                 "holds no more."
             )
-
-    def _send(self, ops: Sequence[ClipOp]) -> None:
-        """As one action, selected afterwards with the select tool."""
-        canvas = self._canvas
-        for op in ops:
-            canvas.send(op)
-        ids: list[OpId] = [op.id for op in ops]
-        canvas.end_gesture(ids)
-        canvas.set_tool(ToolKind.SELECT)
-        canvas.set_selection(ids)
 
 
 def _picture_of(ops: Sequence[ClipOp]) -> tuple[Board, QRectF]:

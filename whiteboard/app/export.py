@@ -30,6 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 
 from whiteboard import __version__
+from whiteboard.app.pictures import Pictures
 from whiteboard.app.render import geometry, paint_objects, placement
 from whiteboard.board import Board
 from whiteboard.board.files import describe_os_error, write_atomically
@@ -274,7 +275,7 @@ def _paint(painter: QPainter, board: Board, area: QRectF, scale: float) -> None:
     painter.translate(-area.left(), -area.top())
     # Cuts objects at the area's edge in PNG and PDF (SVG ignores it, see export_svg).
     painter.setClipRect(area)
-    paint_objects(painter, board.objects(), area)
+    paint_objects(painter, board.objects(), area, pictures=Pictures(board.blob))
 
 
 def _with_painter(

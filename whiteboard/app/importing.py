@@ -18,8 +18,10 @@ from dataclasses import dataclass, replace
 from whiteboard.app.strokes import clamp_point, stroke_ops
 from whiteboard.board import (
     MAX_OP_BYTES,
+    Blob,
     Board,
     DrawingOp,
+    Image,
     Op,
     OpId,
     Shape,
@@ -37,12 +39,27 @@ class ImportPlan:
     skipped: int  # objects that cannot travel (a text longer than one payload holds)
 
 
-def copies_of(board: Board, next_id: Callable[[], OpId], max_payload: int) -> ImportPlan:
+def copies_of(
+    board: Board, next_id: Callable[[], OpId], max_payload: int, max_message: int = 0
+) -> ImportPlan:
+    """The ops drawing copies of ``board``'s objects, each within ``max_payload`` bytes
+    (an image's bytes, a BLOB sent once before the first image showing them, within
+    ``max_message``)."""
     ops: list[Op] = []
     skipped = 0
     limit = min(max_payload, MAX_OP_BYTES)
+    carried: set[bytes] = set()
     for obj in board.objects():
         op, dx, dy = obj.op, obj.dx, obj.dy
+        if isinstance(op, Image) and op.digest not in carried:
+            data = board.blob(op.digest)
+            blob = None if data is None else Blob(next_id(), data)
+            if blob is not None and len(encode_op(blob)) <= max(limit, max_message):
+                ops.append(blob)
+                carried.add(op.digest)
+            elif blob is not None:
+                skipped += 1  # more than the transport carries at once
+                continue
         if obj.linear is not None:
             # Turned or resized: copied as drawn, then placed by a transform of its own.
             drawn, skipped_here = _copies(op, 0.0, 0.0, next_id, limit)
@@ -86,7 +103,7 @@ def _copies(
             y2=_coord(op.y2 + dy),
         )
     else:
-        assert isinstance(op, Text)
+        assert isinstance(op, Text | Image)
         copy = replace(op, id=next_id(), x=_coord(op.x + dx), y=_coord(op.y + dy))
     if len(encode_op(copy)) > limit:
         return [], 1

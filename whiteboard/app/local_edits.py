@@ -29,6 +29,7 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from whiteboard.board import (
+    Blob,
     Board,
     BoardObject,
     DrawingOp,
@@ -38,10 +39,7 @@ from whiteboard.board import (
     OpId,
     Reorder,
     Restyle,
-    Shape,
-    Stroke,
     TargetedOp,
-    Text,
     TextEdit,
     Transform,
 )
@@ -62,7 +60,7 @@ UNDELIVERED_OPACITY = 0.35
 
 def targets(op: Op) -> tuple[OpId, ...]:
     """The objects whose showing an op changes while it is pending."""
-    if isinstance(op, Stroke | Shape | Text):
+    if isinstance(op, DrawingOp):
         return (op.id,)
     if isinstance(op, TargetedOp):
         return op.targets
@@ -127,6 +125,14 @@ class LocalEdits:
     def reordering(self) -> Mapping[OpId, object]:
         """The objects pending reorders move (not a copy: read it only)."""
         return self._reordering
+
+    def pending_blob(self, digest: bytes) -> bytes | None:
+        """The bytes of a pending BLOB with this digest (an image pasted here, shown before
+        its bytes come back delivered), None if there is none."""
+        for op in self._pending.values():
+            if isinstance(op, Blob) and op.digest == digest:
+                return op.data
+        return None
 
     def pending(self, op_id: OpId) -> Op | None:
         return self._pending.get(op_id)
@@ -242,7 +248,7 @@ class LocalEdits:
         if obj is not None:
             return self._with_pending(obj.op, obj.dx, obj.dy, board.z_order(op_id), obj.linear)
         pending = self._pending.get(op_id)
-        if not isinstance(pending, Stroke | Shape | Text):
+        if not isinstance(pending, DrawingOp):
             return None
         order = ((PENDING_FIRST, self._pending_seq[op_id]), op_id)
         return self._with_pending(pending, 0.0, 0.0, order, None)
@@ -317,7 +323,7 @@ class LocalEdits:
     def shown_pending(self, board: Board) -> Iterator[Shown]:
         """The pending drawings to show, in the order they were drawn."""
         for op_id, op in self._pending.items():
-            if isinstance(op, Stroke | Shape | Text):
+            if isinstance(op, DrawingOp):
                 showing = self.showing(board, op_id)
                 if showing is not None:
                     yield showing

@@ -25,6 +25,7 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
+    QImage,
     QPainter,
     QPainterPath,
     QPen,
@@ -32,8 +33,9 @@ from PySide6.QtGui import (
     QTransform,
 )
 
+from whiteboard.app.pictures import Pictures
 from whiteboard.app.scene_index import arrow_head, content_bounds
-from whiteboard.board import BoardObject, DrawingOp, OpKind, Shape, Stroke, Text, Tool
+from whiteboard.board import BoardObject, DrawingOp, Image, OpKind, Shape, Stroke, Text, Tool
 from whiteboard.board.geometry import Rect
 
 
@@ -342,9 +344,11 @@ def geometry(op: DrawingOp) -> Geometry:
     return Geometry(rect, object_path(op))
 
 
-def paint_op(painter: QPainter, op: DrawingOp, geo: Geometry) -> None:
+def paint_op(
+    painter: QPainter, op: DrawingOp, geo: Geometry, pictures: Pictures | None = None
+) -> None:
     """Paint ``op`` at its own coordinates (translate the painter for an object's offset)."""
-    paint_object(painter, op, geo.path)
+    paint_object(painter, op, geo.path, pictures=pictures)
 
 
 def paint_objects(
@@ -352,9 +356,11 @@ def paint_objects(
     objects: Iterable[BoardObject],
     area: QRectF,
     geometry_of: Callable[[BoardObject], Geometry] = lambda obj: geometry(obj.op),
+    pictures: Pictures | None = None,
 ) -> None:
     """Paint ``objects`` (bottom first) at their offsets, those that meet board rectangle
-    ``area``: the others are skipped (and so kept out of SVG and PDF files)."""
+    ``area``: the others are skipped (and so kept out of SVG and PDF files). Images are
+    painted from ``pictures`` (None: as frames)."""
     prepare_painting()
     for obj in objects:
         geo = geometry_of(obj)
@@ -362,7 +368,7 @@ def paint_objects(
             continue
         painter.save()
         painter.setTransform(placement(obj), combine=True)
-        paint_op(painter, obj.op, geo)
+        paint_op(painter, obj.op, geo, pictures)
         painter.restore()
 
 
@@ -373,7 +379,11 @@ def placement(obj: BoardObject) -> QTransform:
 
 
 def paint_object(
-    painter: QPainter, op: DrawingOp, path: QPainterPath | None, min_width: float = 0.0
+    painter: QPainter,
+    op: DrawingOp,
+    path: QPainterPath | None,
+    min_width: float = 0.0,
+    pictures: Pictures | None = None,
 ) -> None:
     """Paint ``op`` at its own coordinates; ``path`` is :func:`object_path` of it.
 
@@ -393,10 +403,35 @@ def paint_object(
             painter.drawPath(path)
     elif isinstance(op, Shape):
         paint_shape(painter, op, min_width)
+    elif isinstance(op, Image):
+        paint_image(painter, op, None if pictures is None else pictures.get(op.digest))
     else:
         painter.setPen(colour(op.colour))
         painter.setFont(text_font(op.font_size))
         painter.drawText(text_rect(op), TEXT_FLAGS, op.text)
+
+
+# An image whose bytes have not arrived (or cannot be decoded) shows as a frame of its box.
+_FRAME_FILL = QColor(0xE8, 0xE8, 0xEC)
+_FRAME_LINE = QColor(0x90, 0x90, 0x9A)
+
+
+def paint_image(painter: QPainter, op: Image, picture: QImage | None) -> None:
+    """``picture`` stretched to ``op``'s box at its opacity, or a frame while it is None."""
+    box = QRectF(op.x, op.y, op.width, op.height)
+    opacity = painter.opacity()
+    painter.setOpacity(opacity * op.opacity / 255.0)
+    if picture is not None:
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
+        painter.drawImage(box, picture)
+    else:
+        pen = QPen(_FRAME_LINE, 0.0, Qt.PenStyle.DashLine)  # cosmetic: thin at every zoom
+        painter.setPen(pen)
+        painter.setBrush(_FRAME_FILL)
+        painter.drawRect(box)
+        painter.drawLine(box.topLeft(), box.bottomRight())
+        painter.drawLine(box.topRight(), box.bottomLeft())
+    painter.setOpacity(opacity)
 
 
 def paint_shape(painter: QPainter, op: Shape, min_width: float = 0.0) -> None:

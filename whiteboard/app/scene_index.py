@@ -180,7 +180,7 @@ def touches(
         return _near_polyline(local, points, radius + op.width / 2.0)
     if isinstance(op, Shape):
         return _touches_shape(op, local, radius)
-    x0, y0, x1, y1 = text_rect(op)
+    x0, y0, x1, y1 = content_bounds(op, text_rect)  # a text's or an image's box
     return _touches_area(local, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)], radius)
 
 

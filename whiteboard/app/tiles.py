@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from PySide6.QtCore import QPointF, QRect, QRectF, Qt
 from PySide6.QtGui import QColor, QPainter, QPainterPath, QPixmap, QRegion, QTransform
 
+from whiteboard.app.pictures import Pictures
 from whiteboard.app.render import (
     AA_MARGIN,
     CORNER_RADIUS,
@@ -99,6 +100,7 @@ class TileCache:
         self._chunks: dict[OpId, tuple[Chunk, ...]] = {}
         # The tiles the widget shows: repainted on a change, where others are dropped.
         self.visible: set[TileKey] = set()
+        self.pictures: Pictures | None = None  # images' pixels (None: painted as frames)
 
     # -- geometry ---------------------------------------------------------------------------
 
@@ -325,7 +327,7 @@ class TileCache:
                 set_pen(stroke_pen(op.colour, width, op.tool))
                 draw_path(path)
             else:
-                paint_object(painter, op, self.path(op), thinnest)
+                paint_object(painter, op, self.path(op), thinnest, self.pictures)
                 painter.setBrush(Qt.BrushStyle.NoBrush)
             if clock() > deadline:
                 return index + 1

@@ -225,6 +225,7 @@ class MainWindow(QMainWindow):
         # (whiteboard/security/signing.py): room for the proof is kept in every op.
         self.replica.use_authority(OpAuthority.for_session(spec.key))
         self.canvas.max_payload = self.transport.max_payload - self.replica.payload_overhead
+        self.canvas.max_message = self.transport.max_message - self.replica.payload_overhead
         # Live chunks let others watch a stroke being drawn where ops arrive at once (RMP,
         # raw); where each chunk would wait for a verdict of its own (MTP), a stroke goes whole.
         self.canvas.live_chunks = spec.description.live_strokes
@@ -360,7 +361,7 @@ class MainWindow(QMainWindow):
         self.export_view_action = self._action(
             "Export &visible area…", lambda: self.files.ask_export_board(visible=True)
         )
-        file.addActions([self.open_action, self.save_action])
+        file.addActions([self.open_action, self.save_action, self.clipboard.images.insert_action])
         file.addSeparator()
         # A recorded session, replayed in a window of its own (docs/replay.md).
         self.open_recording_action = self._action(

@@ -36,9 +36,14 @@ FILE_FILTER = f"Whiteboard files (*{FILE_EXTENSION})"
 # PNG's trick: a byte with the high bit set catches 7-bit transfers, CR LF and LF catch newline
 # conversion, and 0x1A stops a DOS `type`. Never changes, whatever the format version.
 MAGIC = b"\x89WBD\r\n\x1a\n"
-FORMAT_VERSION = 1
-# Format 1's header: magic, version, ~version, metadata length, snapshot length (big-endian).
-# Only the magic and the version (the first 10 bytes) are the same in every format.
+# Format 2 (issue 20) is format 1's layout holding ops an older app cannot read: the edits
+# (RESTYLE, REORDER, EDIT_TEXT, TRANSFORM) and images (BLOB, IMAGE). A board without them is
+# still written as format 1, so that an older app opens it; one with them says "newer".
+FORMAT_VERSION = 2
+FORMAT_1_KINDS = frozenset(range(1, 12))  # STROKE..REDO
+# The header of formats 1 and 2: magic, version, ~version, metadata length, snapshot length
+# (big-endian). Only the magic and the version (the first 10 bytes) are the same in every
+# format.
 _VERSION = struct.Struct(">HH")
 _HEADER = struct.Struct(">8sHHIQ")
 HEADER_BYTES = _HEADER.size  # 24
@@ -120,7 +125,14 @@ def _encode(board: Board, metadata: BoardFileMetadata) -> bytes:
     if len(packed) > MAX_METADATA_BYTES or size > MAX_FILE_BYTES:
         # Never write a file that open_board would refuse.
         raise ValueError(f"the board is too large to save ({size / _MEBI:.0f} MiB)")
-    return frame(packed, snapshot)
+    return frame(packed, snapshot, format_for_board(board))
+
+
+def format_for_board(board: Board) -> int:
+    """The oldest format that holds ``board``'s ops: 1 unless it has edits or images."""
+    if all(op.kind in FORMAT_1_KINDS for _, op in board.log()):
+        return 1
+    return FORMAT_VERSION
 
 
 def frame(metadata: bytes, snapshot: bytes, version: int = FORMAT_VERSION) -> bytes:
@@ -165,9 +177,9 @@ def decode_board(data: bytes, path: str | os.PathLike[str] = "the file") -> Open
     if version > FORMAT_VERSION:
         raise fail(
             f"was saved by a newer version of the app (format {version}); "
-            f"this app reads format {FORMAT_VERSION}"
+            f"this app reads formats 1 to {FORMAT_VERSION}"
         )
-    if version != FORMAT_VERSION:
+    if version < 1:
         raise damaged(f"unknown format {version}")
     if len(data) < HEADER_BYTES:
         raise damaged("cut short")

@@ -61,10 +61,7 @@ from whiteboard.board.ops import (
     Redo,
     Reorder,
     Restyle,
-    Shape,
-    Stroke,
     TargetedOp,
-    Text,
     TextEdit,
     Transform,
     Undo,
@@ -202,7 +199,6 @@ class _Entry:
 
 
 _DRAWING_TYPES = frozenset(DRAWING_TYPES)
-DrawingTypes = Stroke | Shape | Text | Image
 
 # Past one late object in this many (see Board._late), they are merged into the others, in
 # one sort if need be.
@@ -443,7 +439,7 @@ class Board:
             return Change(op_id, False, False, (op_id,))
 
         before: _Before = {}
-        if isinstance(op, DrawingTypes):
+        if isinstance(op, DrawingOp):
             self._refresh(op_id, before)
         elif isinstance(op, Erase):
             self._apply_erase(op, sort_key, before)
@@ -523,7 +519,7 @@ class Board:
         if entry is None or was_in_effect != undo:
             return  # the target is not here yet, or stays as it was
         target_op = entry.op
-        if isinstance(target_op, DrawingTypes):
+        if isinstance(target_op, DrawingOp):
             self._refresh(target, before)
         elif isinstance(target_op, TargetedOp):
             if isinstance(target_op, Reorder):
@@ -558,7 +554,7 @@ class Board:
         self._cleared_below = new
         for op_id, entry in entries.items():
             if (
-                isinstance(entry.op, DrawingTypes)
+                isinstance(entry.op, DrawingOp)
                 and entry.sort_key < old
                 and (new is None or entry.sort_key > new)
             ):
@@ -570,7 +566,7 @@ class Board:
         if entry is None:
             return None
         op = entry.op
-        if not isinstance(op, DrawingTypes) or not self.in_effect(op_id):
+        if not isinstance(op, DrawingOp) or not self.in_effect(op_id):
             return None
         sort_key = entry.sort_key
         if self._cleared_below is not None and sort_key < self._cleared_below:

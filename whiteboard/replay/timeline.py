@@ -31,10 +31,7 @@ from whiteboard.board import (
     OpDecodeError,
     OpId,
     OrderKey,
-    Shape,
     SnapshotError,
-    Stroke,
-    Text,
     decode_op,
 )
 from whiteboard.carry import CarryDecodeError, decode_carried, is_carried
@@ -147,7 +144,7 @@ class Timeline:
         found: dict[OpId, tuple[DrawingOp, OrderKey]] = {}
         for step in self.steps:
             for key, op in step.entries:
-                if isinstance(op, Stroke | Shape | Text) and op.id not in found:
+                if isinstance(op, DrawingOp) and op.id not in found:
                     found[op.id] = (op, key)
         return list(found.values())
 

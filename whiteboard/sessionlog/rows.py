@@ -21,6 +21,7 @@ from whiteboard.board.geometry import Rect, content_bounds
 from whiteboard.board.ops import (
     Clear,
     Erase,
+    Image,
     Move,
     Op,
     Redo,
@@ -344,7 +345,7 @@ def op_bbox(op: Op) -> list[float] | None:
     """``[x0, y0, x1, y1]``: the extent of what a drawing op paints, in board units, pen width
     included, before any move (the app's ``content_bounds``; a text's is estimated, see
     TEXT_CHAR_WIDTH). ``None`` for ops that draw nothing themselves."""
-    if isinstance(op, Stroke | Shape | Text):
+    if isinstance(op, Stroke | Shape | Text | Image):
         return list(content_bounds(op, _estimated_text_rect))
     return None
 

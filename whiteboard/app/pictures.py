@@ -1,0 +1,91 @@
+"""Images' pixels for painting (issue 20): a board's blobs decoded by Qt, once, kept within a
+budget of memory.
+
+The bytes come from any member, so they are decoded as untrusted input: the header's size is
+read first and a picture larger than ``MAX_DECODED_SIDE`` on a side is decoded scaled down
+(Qt's reader does that while decoding, without the full-size buffer); bytes Qt cannot decode
+paint as a broken frame, never raise. The decoded pictures are kept most recently used first
+within ``budget`` bytes (a 2,048 px square is 16 MiB): a board of 50 of them stays painted
+without holding them all.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize
+from PySide6.QtGui import QImage, QImageReader
+
+# The app downscales what it inserts to 2,048 px; a member's own build may allow more. Beyond
+# this a picture is shown scaled down, which a board at any sensible zoom cannot tell.
+MAX_DECODED_SIDE = 4096
+DEFAULT_BUDGET = 512 << 20
+
+BlobSource = Callable[[bytes], bytes | None]
+
+
+def decode_picture(data: bytes, max_side: int = MAX_DECODED_SIDE) -> QImage | None:
+    """The picture in ``data`` (PNG, JPEG), at most ``max_side`` px on a side; None if Qt
+    cannot decode it."""
+    buffer = QBuffer()
+    buffer.setData(QByteArray(data))
+    if not buffer.open(QIODevice.OpenModeFlag.ReadOnly):
+        return None
+    reader = QImageReader(buffer)
+    reader.setAutoTransform(True)  # a phone's JPEG shows as taken (EXIF orientation)
+    size = reader.size()
+    if not size.isValid() or size.width() <= 0 or size.height() <= 0:
+        return None
+    longest = max(size.width(), size.height())
+    if longest > max_side:
+        scale = max_side / longest
+        reader.setScaledSize(
+            QSize(max(1, round(size.width() * scale)), max(1, round(size.height() * scale)))
+        )
+    image = reader.read()
+    if image.isNull():
+        return None
+    return image
+
+
+class Pictures:
+    """The decoded picture of each blob a board holds, by digest, decoded on first use."""
+
+    def __init__(self, blob: BlobSource, budget: int = DEFAULT_BUDGET) -> None:
+        self._blob = blob
+        self._budget = budget
+        self._decoded: OrderedDict[bytes, QImage | None] = OrderedDict()
+        self._bytes = 0
+        self.decodes = 0  # for tests and benchmarks: how often bytes were decoded
+
+    def get(self, digest: bytes) -> QImage | None:
+        """The picture of blob ``digest``; None while its bytes have not arrived or if they
+        are not a picture Qt can decode (painted as a frame)."""
+        if digest in self._decoded:
+            self._decoded.move_to_end(digest)
+            return self._decoded[digest]
+        data = self._blob(digest)
+        if data is None:
+            return None  # not here yet: asked again when painted again
+        image = decode_picture(data)
+        self.decodes += 1
+        self._decoded[digest] = image
+        self._bytes += _cost(image)
+        while self._bytes > self._budget and len(self._decoded) > 1:
+            _, dropped = self._decoded.popitem(last=False)
+            self._bytes -= _cost(dropped)
+        return image
+
+    def size_of(self, digest: bytes) -> tuple[int, int] | None:
+        image = self.get(digest)
+        return None if image is None else (image.width(), image.height())
+
+    def clear(self) -> None:
+        """Forget every picture (a board replaced by another)."""
+        self._decoded.clear()
+        self._bytes = 0
+
+
+def _cost(image: QImage | None) -> int:
+    return 0 if image is None else image.sizeInBytes()
