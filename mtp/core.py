@@ -16,6 +16,7 @@ import random
 from collections.abc import Mapping
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
+from mtp.bounds import MAX_MESSAGE, check_send
 from mtp.departure import Departure
 from mtp.failover import Failover
 from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_state
@@ -48,8 +49,8 @@ from mtp.wire import (
     decode_once,
 )
 
-MAX_PAYLOAD = 60_000  # one payload; a message spreads it over ~43 packets
-MAX_PENDING_SENDS = 100_000
+MAX_PAYLOAD = 60_000  # what the app cuts strokes to; a message spreads it over ~43 packets
+MAX_PENDING_SENDS = 100_000  # payloads queued; and MAX_QUEUED_BYTES bytes (mtp/bounds.py)
 _IN_WEB = (Phase.READY, Phase.LEAVING)  # with the board: the side channel is open
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
@@ -58,7 +59,7 @@ AHEAD = 2 * STATUS_COUNT
 
 class MtpCore(MemberViews):
     max_payload = MAX_PAYLOAD
-    max_message = MAX_PAYLOAD  # issue 20: raised to a few MiB
+    max_message = MAX_MESSAGE  # issue 20: one message of many packets (mtp/bounds.py)
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: MtpParams
@@ -125,10 +126,8 @@ class MtpCore(MemberViews):
             raise RuntimeError("the mtp transport is not in a session")
         if self._link.member_class is MemberClass.CONSUMER:
             raise RuntimeError("this member joined the mtp web as a consumer: it does not send")
-        if len(payload) > MAX_PAYLOAD:
-            raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
-        if len(self._sender.queue) >= MAX_PENDING_SENDS:
-            raise RuntimeError("the mtp transport's send queue is full")
+        queue = self._sender.queue
+        check_send(len(payload), self._link.unit, len(queue), queue.bytes, MAX_PENDING_SENDS)
         self._sender.add(now, bytes(payload))
         self._link.counters["sent"] += 1
         self._sender.want_token(now)

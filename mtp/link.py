@@ -47,6 +47,7 @@ COUNTERS = (
     "retransmissions",
     "duplicates_dropped",
     "malformed_dropped",
+    "oversize_dropped",  # packets past a bound on what we hold for others (mtp/bounds.py)
     "late_delivered",
     "foreign_dropped",  # another web's packets, or packets not for us
     "out_of_range_dropped",  # §2.2.6's range check

@@ -14,11 +14,12 @@ from dataclasses import replace
 from typing import Protocol
 
 from coreapi import Address
+from mtp.bounds import MAX_BOARD_MESSAGE, MAX_PACKETS_PER_MESSAGE, MAX_REPAIR_BYTES
 from mtp.failover import SUCCESSION_EVERY, SUCCESSION_REPEATS, successors
 from mtp.framing import STATE_SUBCHANNEL, encode_state, split
 from mtp.link import TRANSPORT_TYPES, Link, Phase
 from mtp.master import MAX_MEMBERS, Grant, Member, TokenQueue
-from mtp.messages import MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
+from mtp.messages import InMessage, OutMessage
 from mtp.wire import (
     STATUS_COUNT,
     EmptyModifier,
@@ -79,6 +80,7 @@ class MasterRole:
         self._next_request = 1
         # Extension: accepted messages kept to repair members whose producer cannot.
         self.repair_cache: OrderedDict[int, InMessage] = OrderedDict()
+        self.repair_bytes = 0  # at most MAX_REPAIR_BYTES (ours, issue 20: large messages)
         self._idle_beats = 0
         self.hibernating = False
         self.announce = False  # a decision not yet carried by one of our packets
@@ -439,9 +441,16 @@ class MasterRole:
             cached = InMessage(number, 0.0, message.source, message.subchannel)
             cached.packets = dict(message.packets)
             cached.last = message.last
+        cached.size = sum(len(packet) for packet in cached.packets.values())
+        old = self.repair_cache.pop(number, None)
+        self.repair_bytes += cached.size - (old.size if old is not None else 0)
         self.repair_cache[number] = cached
-        while len(self.repair_cache) > self._link.p.repair_cache:
-            self.repair_cache.popitem(last=False)
+        # The newest one stays whatever its size (a message is at most MAX_MESSAGE_BYTES).
+        while len(self.repair_cache) > 1 and (
+            len(self.repair_cache) > self._link.p.repair_cache
+            or self.repair_bytes > MAX_REPAIR_BYTES
+        ):
+            self.repair_bytes -= self.repair_cache.popitem(last=False)[1].size
 
     def _consider_suggestion(self, header: MtpHeader, now: float) -> None:
         """§3.4.1: members may suggest new values; the master takes those within bounds.
@@ -500,10 +509,13 @@ class MasterRole:
             number, state, [n in self.repair_cache for n in range(number - 1, oldest - 1, -1)]
         )
         packets = split(body, self._link.unit)
-        if len(packets) > MAX_PACKETS_PER_MESSAGE:
+        if len(packets) > MAX_PACKETS_PER_MESSAGE or len(body) > MAX_BOARD_MESSAGE:
+            # Ours (issue 20): one message carries at most 65,536 packets (§2.2.6) and a
+            # joiner keeps at most MAX_BOARD_MESSAGE bytes of it (mtp/bounds.py).
             self._link.upper.failure(
-                f"the board ({len(state)} bytes) is too large to give a joiner in one mtp "
-                f"message of at most {MAX_PACKETS_PER_MESSAGE} packets"
+                f"the board ({len(state)} bytes, {len(body)} packed) is too large to give a "
+                f"joiner in one mtp message of at most {MAX_PACKETS_PER_MESSAGE} packets of "
+                f"{self._link.unit} bytes and {MAX_BOARD_MESSAGE} bytes"
             )
             self.decide(number, MessageStatus.REJECTED, now)
             self.flush(now)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mtp.bounds import MAX_PACKETS_PER_MESSAGE as MAX_PACKETS_PER_MESSAGE  # re-exported
 from mtp.wire import STATUS_COUNT, MessageStatus
 
-MAX_PACKETS_PER_MESSAGE = 4096  # 5.7 MB at 1400 bytes: bounds what one producer can make us hold
 MAX_NAK_ENTRIES_OUT = 300  # 28 + 4 x 300 bytes: a nak fits one Ethernet-sized datagram
 MAX_TAIL_REQUEST = 64  # packets named past the highest seen when the end of a message is lost
 

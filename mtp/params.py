@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from ipaddress import IPv4Address
 
+from mtp.bounds import MIN_DATA_UNIT
+
 ROLES = ("master", "producer", "consumer")
 TRANSPORT_TYPES = ("nxn", "1xn")
 
@@ -108,10 +110,11 @@ class MtpParams:
                 "mtp parameter tokens must be from 1 to 12: a 13th token would shift a pending "
                 "status out of the acceptance vector (RFC 1301 §2.2.6)"
             )
-        if not 64 <= self.max_data_unit <= 1400:
+        if not MIN_DATA_UNIT <= self.max_data_unit <= 1400:
             raise ValueError(
-                "mtp parameter max_data_unit must be from 64 to 1400 bytes (one data packet "
-                "must fit an Ethernet frame)"
+                f"mtp parameter max_data_unit must be from {MIN_DATA_UNIT} to 1400 bytes (one "
+                "data packet must fit an Ethernet frame, and a message of max_message bytes "
+                "must fit 65,536 packets, RFC 1301 §2.2.6)"
             )
         if self.min_throughput > 0xFFFF:
             raise ValueError("mtp parameter min_throughput must fit 16 bits (kilobytes/s)")

@@ -13,6 +13,13 @@ import math
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
+from mtp.bounds import (
+    MAX_BOARD_MESSAGE,
+    MAX_MESSAGE_BYTES,
+    MAX_PACKETS_PER_MESSAGE,
+    Holdings,
+)
+from mtp.bounds import MAX_INCOMING_BYTES as MAX_INCOMING_BYTES  # re-exported
 from mtp.framing import (
     NAMED_SUBCHANNEL,
     STATE_SUBCHANNEL,
@@ -22,11 +29,10 @@ from mtp.framing import (
     state_packets,
 )
 from mtp.link import Link, Phase
-from mtp.messages import MAX_NAK_ENTRIES_OUT, MAX_PACKETS_PER_MESSAGE, InMessage, OutMessage
+from mtp.messages import MAX_NAK_ENTRIES_OUT, InMessage, OutMessage
 from mtp.wire import DataModifier, MessageStatus, NakList, NakModifier, PacketId, PacketType
 
 MAX_INCOMING = 256  # messages being reassembled at once
-MAX_INCOMING_BYTES = 64 << 20
 LAST_RESORT_TRIES = 10  # naks to the master (our extension) before a member gives up
 _RECEIVING = (Phase.READY, Phase.SYNCING, Phase.LEAVING, Phase.QUITTING)
 
@@ -51,7 +57,12 @@ class Receiver:
         self._link = link
         self._host = host
         self.incoming: dict[int, InMessage] = {}
-        self.incoming_bytes = 0
+        # What we hold of messages not yet delivered, per producer and in total (mtp/bounds.py).
+        self.holdings = Holdings()
+
+    @property
+    def incoming_bytes(self) -> int:
+        return self.holdings.total
 
     # -- reassembly (§3.2.4) ----------------------------------------------------------------
 
@@ -93,8 +104,8 @@ class Receiver:
         if index in message.packets:
             counters["duplicates_dropped"] += 1
             return False
-        if self.incoming_bytes + len(body) > MAX_INCOMING_BYTES:
-            counters["malformed_dropped"] += 1
+        if not self._admits(message, len(body)):
+            counters["oversize_dropped"] += 1
             return False
         if modifier is DataModifier.EOM:
             if message.packets and max(message.packets) > index:
@@ -103,7 +114,7 @@ class Receiver:
             message.last = index
         message.packets[index] = body
         message.size += len(body)
-        self.incoming_bytes += len(body)
+        self.holdings.add(message.source, len(body))
         message.heard_at = now
         gap = index > message.advertised + 1
         message.advertised = max(message.advertised, index)
@@ -115,6 +126,20 @@ class Receiver:
         elif gap or (modifier is not DataModifier.DATA and message.missing(tail=False)):
             self.schedule_nak(message, now, gap=True)
         return True
+
+    def _admits(self, message: InMessage, size: int) -> bool:
+        """Whether ``size`` more bytes of ``message`` may be kept (ours, issue 20;
+        mtp/bounds.py). A message holds at most MAX_MESSAGE_BYTES (a payload message) or
+        MAX_BOARD_MESSAGE (a board, TR §3.4). The
+        message delivery waits for is always kept within that bound; the others, only while
+        their producer's and everyone's bytes stay within MAX_SOURCE_BYTES and
+        MAX_INCOMING_BYTES. What is refused is asked for again once delivery moves on."""
+        board = message.subchannel == STATE_SUBCHANNEL
+        if message.size + size > (MAX_BOARD_MESSAGE if board else MAX_MESSAGE_BYTES):
+            return False
+        if message.number == self._link.web.next_deliver or self._syncing_on(message.number):
+            return True
+        return self.holdings.admits(message.source, size)
 
     def on_dally(self, message: InMessage, packet_seq: int, now: float) -> None:
         """empty[dally] (m, k): the producer sent packets 0 .. k - 1 of m (§2.2.6, §3.2.3)."""
@@ -136,7 +161,7 @@ class Receiver:
     def drop(self, number: int) -> None:
         message = self.incoming.pop(number, None)
         if message is not None:
-            self.incoming_bytes -= message.size
+            self.holdings.remove(message.source, message.size)
 
     def rebase(self, delta: int) -> None:
         """Renumber by ``delta`` (a joiner adopting the master's numbering, TR §3.4)."""
@@ -278,10 +303,15 @@ class Receiver:
             message.nak_at = now + link.heartbeat
             return
         wire = to_wire(message.number)
-        entries = tuple(PacketId(wire, p) for p in wanted[:MAX_NAK_ENTRIES_OUT])
-        link.send(link.control(PacketType.NAK, NakModifier.REQUEST, target, NakList(entries)), addr)
-        link.counters["nacks_sent"] += 1
-        link.counters["nack_packets"] += 1
+        # As many packets as the producer may send in a heartbeat (§3.2.2: window), in naks
+        # of MAX_NAK_ENTRIES_OUT each (ours, issue 20: a large message may lack thousands).
+        asked = wanted[: max(MAX_NAK_ENTRIES_OUT, link.window)]
+        entries = tuple(PacketId(wire, p) for p in asked)
+        for start in range(0, len(entries), MAX_NAK_ENTRIES_OUT):
+            body = NakList(entries[start : start + MAX_NAK_ENTRIES_OUT])
+            link.send(link.control(PacketType.NAK, NakModifier.REQUEST, target, body), addr)
+            link.counters["nacks_sent"] += 1
+            link.counters["nack_packets"] += 1
         # Distinct packets known to exist (a tail asked for past the last one heard may not).
         known = [e.packet for e in entries if e.packet <= message.advertised]
         link.counters["nacked_packets"] += sum(1 for p in known if p > message.asked_high)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from coreapi.seqnum import to_wire
+from mtp.bounds import PayloadQueue, batch_limit
 from mtp.framing import (
     NAMED_SUBCHANNEL,
     PAYLOAD_SUBCHANNEL,
@@ -84,7 +85,7 @@ class Sender:
         self._link = link
         self._host = host
         self._master = master
-        self.queue: deque[tuple[float, bytes]] = deque()
+        self.queue = PayloadQueue()
         self.suggestion: tuple[float, int, int] | None = None  # §3.4.1, for the next request
         # The window (§3.2.2): when this heartbeat's window opened, and data packets sent in it.
         self._period_start = -1e18
@@ -284,7 +285,7 @@ class Sender:
             else:
                 self.send_cancel(number)
             return
-        limit = max(self._link.unit, self._link.window * self._link.unit * 4)
+        limit = batch_limit(self._link.window, self._link.unit)
         records: list[tuple[float, bytes]] = []
         size = 0
         while self.queue and (

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 
 import pytest
 
+from mtp.bounds import MAX_MESSAGE
 from mtp.core import MAX_PAYLOAD
 from mtp.framing import RECORD_OVERHEAD, decode_state
 from mtp.wire import (
@@ -446,12 +447,14 @@ def test_send_after_leave_raises() -> None:
     assert node.counter("sent") == 0 and node.named("token[request]") == []
 
 
-def test_a_payload_above_max_payload_raises_value_error() -> None:
+def test_a_payload_above_max_message_raises_value_error() -> None:
+    """Issue 20: send takes up to max_message (4 MiB) bytes; one more is a ValueError."""
     node = joined_member(P1)
-    with pytest.raises(ValueError, match=str(MAX_PAYLOAD)):
-        node.send(bytes(MAX_PAYLOAD + 1), 0.1)
+    assert node.core.max_message == MAX_MESSAGE == 4 << 20 and node.core.max_payload == 60_000
+    with pytest.raises(ValueError, match=f"{MAX_MESSAGE + 1} bytes exceeds .*max_message"):
+        node.send(bytes(MAX_MESSAGE + 1), 0.1)
     assert node.counter("sent") == 0 and node.named("token[request]") == []
-    node.send(bytes(MAX_PAYLOAD), 0.2)  # the limit itself is fine
+    node.send(bytes(MAX_MESSAGE), 0.2)  # the limit itself is fine
     assert node.counter("sent") == 1 and len(node.named("token[request]")) == 1
 
 

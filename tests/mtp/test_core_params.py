@@ -240,7 +240,9 @@ def test_parameters_take_textual_booleans_and_whole_floats() -> None:
         ({"retention": 300}, r"retention must be at most 255 heartbeats"),
         ({"tokens": 13}, r"tokens must be from 1 to 12: .*RFC 1301 §2\.2\.6"),
         ({"tokens": 0}, r"mtp parameter tokens must be positive, got 0"),
-        ({"max_data_unit": 1500}, r"max_data_unit must be from 64 to 1400 bytes"),
+        ({"max_data_unit": 1500}, r"max_data_unit must be from 128 to 1400 bytes"),
+        # Issue 20: a 4 MiB message must fit 65,536 packets (§2.2.6's 16-bit number).
+        ({"max_data_unit": 127}, r"max_data_unit must be from 128 .* 65,536 packets"),
         ({"min_throughput": 70000}, r"min_throughput must fit 16 bits"),
         ({"message_packets": 65}, r"message_packets must be at most 64"),
         ({"hibernate_heartbeat": 0.01}, r"hibernate_heartbeat must not be below heartbeat"),

@@ -75,8 +75,8 @@ def test_an_unneeded_token_goes_back_as_a_cancel() -> None:
 
 
 def test_at_most_window_data_packets_go_out_per_heartbeat() -> None:
-    tx, _ = sender(window=2, window_min=2, max_data_unit=64)
-    tx.add(1.0, bytes(300))  # 6 packets of 64 bytes
+    tx, _ = sender(window=2, window_min=2, max_data_unit=128)
+    tx.add(1.0, bytes(700))  # 6 packets of 128 bytes
     tx.want_token(0.0)
     sent(tx._link)
     tx.on_token_confirm(0, 0.0)
