@@ -268,6 +268,10 @@ class BoardCanvas(QWidget):
     def pending_ops(self) -> tuple[OpId, ...]:
         return self._edits.pending_ids()
 
+    def pending(self, op_id: OpId) -> Op | None:
+        """The op ``op_id`` if it was sent and not delivered back yet."""
+        return self._edits.pending(op_id)
+
     @property
     def scene(self) -> Scene:
         """What is shown, for hit tests."""

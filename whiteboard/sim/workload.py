@@ -20,7 +20,9 @@ board ops that looks like a session of several people at one board:
 The ``edit`` workload (:data:`EDIT`) is the same session ten times faster, with far more
 editing: restyles, reorders to the front and back, resizes and turns, and rewrites of labels
 (which it draws more of), each of one's own work or someone else's; a member's undo takes
-back any of them.
+back any of them. Members also paste pictures (a BLOB of 1 KiB to 1 MiB, log-uniform, then
+the IMAGE showing it; a third of the time a picture already on the board, pasted again
+without its bytes), so that the protocols carry payloads far larger than a datagram.
 
 Drawings are shaped by :mod:`whiteboard.board.synthetic` (strokes mostly, some shapes, a few
 labels) and moved into place; each member favours a colour of their own.
@@ -40,7 +42,9 @@ from dataclasses import dataclass
 from functools import partial
 
 from whiteboard.board import (
+    Blob,
     Erase,
+    Image,
     Move,
     Op,
     OpId,
@@ -59,7 +63,7 @@ from whiteboard.board.synthetic import AREA_HEIGHT, AREA_WIDTH, synthetic_op
 from whiteboard.sim.presence import AppPresence, member_colour
 from whiteboard.sim.session import SimSession
 
-DrawingOp = Stroke | Shape | Text
+DrawingOp = Stroke | Shape | Text | Image
 
 # -- the shape of a session: every number a person's, roughly ---------------------------------
 BURST_MEAN_OPS = 5.0  # ops a member of average activity makes in one turn (geometric, >= 1)
@@ -85,6 +89,9 @@ EDIT_OTHERS_CHANCE = 0.05  # erase (40%) or move (60%) someone else's drawing
 SEEN_AFTER_S = 1.0  # only what was drawn this long before is edited: what the member has seen
 RECENT = 12  # edits pick among this many latest candidates
 LABELS = ("TODO", "idea", "client", "server", "v2?", "yes!", "ask Bob", "cache\nhere")
+PICTURE_BYTES = (1 << 10, 1 << 20)  # a pasted picture's size, log-uniform between these
+PICTURE_AGAIN_CHANCE = 1 / 3  # a picture already on the board, pasted again
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"  # the board checks the signature, never the pixels
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +108,7 @@ class Mix:
     reorder: float = 0.0  # to the front or the back, likewise
     edit_text: float = 0.0  # a label's words rewritten, likewise
     transform: float = 0.0  # resized or turned about the middle of the member's region
+    picture: float = 0.0  # a picture pasted (a BLOB, unless pasted before, and an IMAGE)
     label_share: float = 0.0  # of the drawings, labels (beyond synthetic ones)
     pace: float = 1.0  # every time of the plan is multiplied by this
 
@@ -115,6 +123,7 @@ EDIT = Mix(
     reorder=0.07,
     edit_text=0.07,
     transform=0.06,
+    picture=0.03,
     label_share=0.2,
     pace=0.1,
 )
@@ -262,9 +271,20 @@ class _Actions:
         self.history: list[list[Op]] = [[] for _ in ids]  # undoable ops, latest last
         self.undone: list[list[Op]] = [[] for _ in ids]  # redoable ops, latest last
         self.last_was_undo = [False] * len(ids)
+        self.pictures: list[bytes] = []  # the digests of the pictures pasted so far
+        self.follow: Op | None = None  # the IMAGE after a picture's BLOB, in the same slot
 
     def plan(self, slots: list[tuple[float, int]]) -> list[PlannedOp]:
-        return [PlannedOp(at, member, self.next_op(at, member)) for at, member in slots]
+        planned = []
+        for at, member in slots:
+            planned.append(PlannedOp(at, member, self.next_op(at, member)))
+            if self.follow is not None:
+                image, self.follow = self.follow, None
+                self.owner[image.id] = member
+                self.alive.add(image.id)
+                self.drawn.append((at, image.id))
+                planned.append(PlannedOp(at, member, image))
+        return planned
 
     def next_op(self, at: float, member: int) -> Op:
         rng = self.rng
@@ -310,6 +330,9 @@ class _Actions:
         roll -= mix.edit_text
         if roll < mix.transform:
             return self._transform(member, self._anyones(at, member))
+        roll -= mix.transform
+        if roll < mix.picture:
+            return self._picture(at, member)
         return None
 
     # -- kinds of op -----------------------------------------------------------------------
@@ -344,6 +367,32 @@ class _Actions:
         x = rng.gauss(cx, REGION_SPREAD * (home.right - home.left))
         y = rng.gauss(cy, REGION_SPREAD * (home.bottom - home.top))
         return self._did(member, _placed(op, x, y))
+
+    def _picture(self, at: float, member: int) -> Op:
+        """A picture's BLOB, its IMAGE to follow in the same slot; or, pasted before, the
+        IMAGE alone (a drawing, returned as one)."""
+        rng = self.rng
+        if self.pictures and rng.random() < PICTURE_AGAIN_CHANCE:
+            digest = rng.choice(self.pictures)
+            blob: Blob | None = None
+        else:
+            low, high = (math.log(n) for n in PICTURE_BYTES)
+            size = round(math.exp(rng.uniform(low, high)))
+            blob = Blob(self._next_id(member), PNG_SIGNATURE + rng.randbytes(size))
+            digest = blob.digest
+            self.pictures.append(digest)
+        width, height = rng.choice(((200.0, 150.0), (320.0, 180.0), (120.0, 160.0)))
+        home = self.regions[member]
+        x, y = home.centre
+        image = Image(self._next_id(member), digest, x - width / 2, y - height / 2, width, height)
+        self._did(member, image)
+        if blob is None:
+            self.owner[image.id] = member
+            self.alive.add(image.id)
+            self.drawn.append((at, image.id))
+            return image
+        self.follow = image
+        return blob
 
     def _erase(self, member: int, candidates: list[OpId]) -> Op | None:
         if not candidates:
@@ -469,6 +518,8 @@ def _bounds(op: DrawingOp) -> tuple[float, float, float, float]:
         return min(xs), min(ys), max(xs), max(ys)
     if isinstance(op, Shape):
         return min(op.x1, op.x2), min(op.y1, op.y2), max(op.x1, op.x2), max(op.y1, op.y2)
+    if isinstance(op, Image):
+        return op.x, op.y, op.x + op.width, op.y + op.height
     return op.x, op.y, op.x, op.y
 
 
