@@ -203,7 +203,8 @@ def collab_plan(
     slots = _timeline(rng, weights, ops)
     if mix.pace != 1.0:
         slots = [(round(t * mix.pace, 3), m) for t, m in slots]
-    ops_planned = _Actions(rng, list(member_ids), cells, mix).plan(slots)
+    # A picture is two ops in one slot (its BLOB and IMAGE): ``ops`` ops, all the same.
+    ops_planned = _Actions(rng, list(member_ids), cells, mix).plan(slots)[:ops]
     total = sum(weights)
     return CollabPlan(
         ops=tuple(ops_planned),
