@@ -162,3 +162,22 @@ def _mime_of(image: QImage) -> QMimeData:
     mime = QMimeData()
     mime.setImageData(image)
     return mime
+
+
+@pytest.mark.network
+def test_the_settings_limits_apply_to_what_is_pasted_next(
+    qtbot: QtBot,
+    window: MainWindow,
+) -> None:
+    from whiteboard.app.settings import SessionSettings
+
+    window.settings = SessionSettings(picture_side=256, picture_kib=64)
+    window.clipboard.images.paste(_mime_of(QImage.fromData(png(600, 200))), (0.0, 0.0))
+    qtbot.waitUntil(lambda: len(images(window)) == 1, timeout=WAIT_MS)
+    [blob] = blobs(window)
+    assert QImage.fromData(blob.data).size().toTuple() == (256, 85)
+    problems = SessionSettings(picture_side=100, picture_kib=5000).validate([])
+    assert {p.field: p.message for p in problems if p.field.startswith("picture")} == {
+        "picture_side": "A picture's long side must be 256 to 4,096 pixels",
+        "picture_kib": "A picture's size must be 64 to 3,072 KiB",
+    }

@@ -199,6 +199,8 @@ def test_saved_settings_load_back(store: QSettings, tmp_path: Path) -> None:
         mtp_role="viewer",
         profile="seed",
         advanced={"mtp": {"tokens": 2, "nak_dally": True, "heartbeat": 0.18}, "rmp": {"rate": 9.5}},
+        picture_side=1024,
+        picture_kib=512,
     )
     save_settings(store, settings)
     # Another QSettings on the same file: what a later run of the app reads.

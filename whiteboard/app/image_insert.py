@@ -174,8 +174,8 @@ class ImageInsert(QObject):
         self._canvas = canvas
         self._board = board
         self._tell = tell
-        self.max_side = DEFAULT_MAX_SIDE
-        self.max_bytes = DEFAULT_MAX_BYTES
+        # (pixels on the long side, bytes): the person's settings, asked at each insert.
+        self.limits: Callable[[], tuple[int, int]] = lambda: (DEFAULT_MAX_SIDE, DEFAULT_MAX_BYTES)
         self.insert_action = QAction("Insert &image…", window)
         self.insert_action.setShortcut("Ctrl+Shift+I")
         self.insert_action.triggered.connect(lambda _=False: self.ask_insert())
@@ -216,7 +216,7 @@ class ImageInsert(QObject):
         canvas = self._canvas
         if canvas.is_read_only():
             return False
-        prepared = prepare_image(data, self.max_side, self.max_bytes)
+        prepared = prepare_image(data, *self.limits())
         blob = Blob(canvas.next_op_id(), prepared.data)
         if len(encode_op(blob)) > canvas.max_message:
             raise ImageProblem(

@@ -189,6 +189,15 @@ def _default_colour() -> int:
     return colour_for_name(login_name())
 
 
+# A picture's limits: below these a screenshot is unreadable; above, it is more than the
+# board's ops carry (3 MiB) or than a screen shows.
+PICTURE_SIDE, PICTURE_KIB = 2048, 2048
+PICTURE_RANGES = {
+    "picture_side": (256, 4096, "A picture's long side must be 256 to 4,096 pixels"),
+    "picture_kib": (64, 3072, "A picture's size must be 64 to 3,072 KiB"),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class SessionSettings:
     transport: str = "rmp"
@@ -222,6 +231,10 @@ class SessionSettings:
     allow_viewers: bool = False
     # Whether the others see where our pointer is on the board (issue 19; View menu).
     share_pointer: bool = True
+    # A picture put on the board is brought within these (issue 20; whiteboard/app/
+    # image_insert.py): pixels on its long side, KiB encoded.
+    picture_side: int = PICTURE_SIDE
+    picture_kib: int = PICTURE_KIB
 
     def __post_init__(self) -> None:
         # A copy, so that the caller mutating its dict later does not change these settings.
@@ -244,11 +257,17 @@ class SessionSettings:
             ("mtp_role", _role_problem(self.mtp_role, self.transport)),
             ("profile", _profile_problem(self.profile)),
             ("passphrase", _passphrase_problem(self.passphrase)),
+            ("picture_side", _within("picture_side", self.picture_side)),
+            ("picture_kib", _within("picture_kib", self.picture_kib)),
         ]
         problems.extend(SettingsProblem(name, message) for name, message in checks if message)
         if _profile_problem(self.profile) is None:  # else every transport would say so again
             problems.extend(_advanced_problems(self.advanced, self.profile)[1])
         return problems
+
+    def picture_limits(self) -> tuple[int, int]:
+        """(pixels on the long side, bytes) a picture put on the board is brought within."""
+        return self.picture_side, self.picture_kib * 1024
 
     def overrides(self, transport: str | None = None) -> dict[str, object]:
         return dict(self.advanced.get(transport or self.transport, {}))
@@ -314,6 +333,12 @@ def _iface_problem(value: object, local_addresses: Collection[str] | None) -> st
     if address not in local:
         return f"Interface {address} is not on this machine; choose one from the list"
     return None
+
+
+def _within(name: str, value: object) -> str | None:
+    low, high, message = PICTURE_RANGES[name]
+    ok = isinstance(value, int) and not isinstance(value, bool) and low <= value <= high
+    return None if ok else message
 
 
 def _ttl_problem(value: object) -> str | None:
@@ -399,6 +424,8 @@ def save_settings(qsettings: QSettings, settings: SessionSettings) -> None:
         )
         qsettings.setValue("allow_viewers", "true" if settings.allow_viewers else "false")
         qsettings.setValue("share_pointer", "true" if settings.share_pointer else "false")
+        qsettings.setValue("picture_side", settings.picture_side)
+        qsettings.setValue("picture_kib", settings.picture_kib)
         qsettings.setValue("mtp_role", settings.mtp_role)
         qsettings.setValue("profile", settings.profile)
         # JSON keeps the values' types, which an INI file would turn into strings.
@@ -455,6 +482,8 @@ def read_settings(
     take("encrypt_recordings", _yes_no, lambda _value: None)
     take("allow_viewers", _yes_no, lambda _value: None)
     take("share_pointer", _yes_no, lambda _value: None)
+    take("picture_side", _whole_number, lambda value: _within("picture_side", value))
+    take("picture_kib", _whole_number, lambda value: _within("picture_kib", value))
     take("mtp_role", _text, _role_problem)
     take("profile", _text, _profile_problem)
     if "display_name" in values and "colour" not in values:

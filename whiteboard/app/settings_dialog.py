@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 from whiteboard.app.interfaces import InterfaceChoice, list_interfaces
 from whiteboard.app.settings import (
     NAME_MAX,
+    PICTURE_RANGES,
     PROFILES,
     SessionSettings,
     SettingsProblem,
@@ -332,6 +333,21 @@ class SettingsDialog(QDialog):
         self._role = ""  # kept while a transport without roles is shown, for switching back
         self.role_box.currentIndexChanged.connect(self._role_chosen)
         self.profile_box = combo({p: PROFILE_LABELS[p] for p in PROFILES}, self)
+        # Pictures put on the board are brought within these (File > Insert image, paste).
+        self.picture_side_spin = QSpinBox(self)
+        self.picture_side_spin.setRange(*PICTURE_RANGES["picture_side"][:2])
+        self.picture_side_spin.setSuffix(" px")
+        self.picture_kib_spin = QSpinBox(self)
+        self.picture_kib_spin.setRange(*PICTURE_RANGES["picture_kib"][:2])
+        self.picture_kib_spin.setSuffix(" KiB")
+        picture_row = QWidget(self)
+        picture_row.setToolTip(
+            "A larger picture is scaled down to this long side, then encoded within this size"
+        )
+        picture_layout = QHBoxLayout(picture_row)
+        picture_layout.setContentsMargins(0, 0, 0, 0)
+        picture_layout.addWidget(self.picture_side_spin)
+        picture_layout.addWidget(self.picture_kib_spin)
 
         self.rows: dict[str, FieldWithError] = {}
         form = QFormLayout()
@@ -344,6 +360,7 @@ class SettingsDialog(QDialog):
             ("colour", "&Colour", colour_row),
             ("mtp_role", "&Role", self.role_box),
             ("profile", "&Profile", self.profile_box),
+            ("picture_side", "Pictures &up to", picture_row),
         ):
             row = FieldWithError(editor, self)
             self.rows[key] = row
@@ -418,6 +435,8 @@ class SettingsDialog(QDialog):
         self._set_colour(settings.colour, settings.own_colour)
         self._role = settings.mtp_role
         select(self.profile_box, settings.profile)
+        self.picture_side_spin.setValue(settings.picture_side)
+        self.picture_kib_spin.setValue(settings.picture_kib)
         for transport, form in self.advanced_forms.items():
             form.profile = self.profile
             form.set_overrides(settings.overrides(transport))
@@ -463,6 +482,8 @@ class SettingsDialog(QDialog):
             mtp_role=self._role,
             profile=self.profile,
             advanced=advanced,
+            picture_side=self.picture_side_spin.value(),
+            picture_kib=self.picture_kib_spin.value(),
         )
         return settings, problems
 

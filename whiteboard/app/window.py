@@ -189,6 +189,7 @@ class MainWindow(QMainWindow):
         self.clipboard = BoardClipboard(  # copy, cut, paste, duplicate (the Edit menu)
             self, self.canvas, lambda: self.replica.board, self.state_view.tell
         )
+        self.clipboard.images.limits = lambda: (self.settings or SessionSettings()).picture_limits()
         self.selection_edits = SelectionEdits(self, self.canvas, self.state_view.tell)
         self.toolbar.style_picked.connect(self.selection_edits.restyle)
         self._build_menus()
