@@ -3,7 +3,7 @@ station list, and asking the application for the board the image is cut from."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from coreapi import MemberState
@@ -29,6 +29,9 @@ def answer_list_bytes(max_datagram: int) -> int:
 MAX_JOINERS_SERVED = 8
 
 Sending = Callable[[int], bool]  # an image to this joiner is on its way (the sender's)
+# Issue 20: each source's run of pieces not yet whole here, ours included: (its first piece's
+# wire number, the pieces taken or sent so far). Their payload is not on the board yet.
+Unfinished = Callable[[], Mapping[int, tuple[int, int]]]
 Settle = Callable[[Station, int, float], None]  # Sequencer.settle
 
 
@@ -39,6 +42,7 @@ class AnswerLinks:
     sending: Sending
     settle: Settle
     resumed: Settle  # Sequencer.resumed
+    unfinished: Unfinished = dict
 
 
 @dataclass
@@ -52,7 +56,9 @@ class Answer:
 
 
 def image_holes(
-    stations: list[Station], list_bytes: int = answer_list_bytes(MAX_DATAGRAM_OUT)
+    stations: list[Station],
+    list_bytes: int = answer_list_bytes(MAX_DATAGRAM_OUT),
+    unfinished: Mapping[int, tuple[int, int]] | None = None,
 ) -> tuple[dict[int, int], tuple[NackRange, ...]]:
     """What the board holds of each station: up to its last valid number, and the packets
     delivered above it at WI expiry (§2.3), which are on the board the image is cut from. A
@@ -60,7 +66,13 @@ def image_holes(
     (issue 17, campaign seeds 207, 405, 834, 857). So a station with packets delivered ahead
     is listed at the last of them, and its holes below (missing, or waiting) follow as
     NackRange options (our framing): the joiner asks for those and takes nothing else again.
-    Holes that do not fit the datagram leave their station listed at its last valid number."""
+    Holes that do not fit the datagram leave their station listed at its last valid number.
+
+    ``unfinished``: the pieces of each source's run of pieces taken so far (issue 20). They
+    are in its sequence, but their payload is not on the board until the run is whole: they
+    are holes too, so that the joiner asks for them and puts the whole payload together
+    rather than take half a run as history and drop the rest. A hole that does not fit
+    leaves the joiner to drop that run (reported there)."""
     listed = {t.ident: t.last_valid for t in stations}
     holes: list[NackRange] = []
     # The list names these stations, the answerer and the joiner.
@@ -76,6 +88,10 @@ def image_holes(
         room -= NackRange.SIZE * len(ranges)
         holes.extend(ranges)
         listed[station.ident] = top
+    for ident, (first, taken) in (unfinished or {}).items():
+        if room >= NackRange.SIZE:
+            room -= NackRange.SIZE
+            holes.append(NackRange(0, first, ident, taken))
     return listed, tuple(holes)
 
 
@@ -174,6 +190,7 @@ class JoinAnswers:
             listed, holes = image_holes(
                 [t for t in s.stations if t.state is not MemberState.LEFT and t.ident != joiner],
                 answer_list_bytes(s.max_datagram),
+                self._links.unfinished(),
             )
             listed[s.member_id] = s.seq
             rejoined = s.stations.get(joiner)

@@ -13,6 +13,7 @@ from enum import Enum
 from coreapi import Address, Outgoing, UpperLayer
 from coreapi.seqnum import to_wire
 from rmp.amplification import AddressCredit
+from rmp.fragment import MAX_MESSAGE as MAX_MESSAGE
 from rmp.params import RmpParams
 from rmp.stations import STRANGER_TICK, StationList
 from rmp.store import RetentionStore
@@ -24,7 +25,7 @@ from rmp.wire import Confirm, Nack, NackRange, RmpPacket, encode, ntp_middle32
 MAX_DATAGRAM_OUT = 1472
 RETRANSMIT_WRAP = 24
 MAX_PACKET = MAX_DATAGRAM_OUT - RETRANSMIT_WRAP
-MAX_PAYLOAD = 1200
+MAX_PAYLOAD = 1200  # sent whole, in one data packet; longer ones (to MAX_MESSAGE) in pieces
 
 COUNTERS = (
     "sent",
@@ -66,6 +67,9 @@ COUNTERS = (
     "joins_refused",  # join requests left unanswered: MAX_JOINERS_SERVED being served
     "strangers_throttled",  # newcomers' packets beyond STRANGER_RATE, dropped undecoded
     "hearsay_refused",  # a stranger's confirmation of another station's packet it never sent
+    # Issue 20: payloads longer than a packet, in runs of pieces (rmp/reassembly.py).
+    "messages_refused",  # runs dropped whole (malformed, too large, cut, source gone): told once
+    "pieces_dropped",  # the pieces of those runs, and any that came after one was dropped
 )
 
 

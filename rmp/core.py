@@ -32,7 +32,7 @@ from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import unwrap
 from rmp.admission import Admission
 from rmp.answer import AnswerLinks, JoinAnswers
-from rmp.context import COUNTERS, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
+from rmp.context import COUNTERS, MAX_MESSAGE, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
 from rmp.digest import options_to_read
 from rmp.image import image_owner
 from rmp.join import Joiner, JoinLinks
@@ -64,12 +64,21 @@ from rmp.wire import (
 
 MAX_WI_DELIVERIES_PER_TIMER = 64
 
-__all__ = ["COUNTERS", "MAX_PACKET", "MAX_PAYLOAD", "Phase", "RmpCore", "make_core"]
+__all__ = [
+    "COUNTERS",
+    "MAX_MESSAGE",
+    "MAX_PACKET",
+    "MAX_PAYLOAD",
+    "Phase",
+    "RmpCore",
+    "make_core",
+]
 
 
 class RmpCore:
     max_payload = MAX_PAYLOAD
-    max_message = MAX_PAYLOAD  # issue 20: fragmentation raises this to MAX_MESSAGE
+    # Issue 20: longer payloads go as runs of pieces (rmp/fragment.py, rmp/reassembly.py).
+    max_message = MAX_MESSAGE
 
     def __init__(
         self, member_id: int, upper: UpperLayer, rng: random.Random, params: RmpParams
@@ -81,7 +90,7 @@ class RmpCore:
         self._p = params
         self._shared = s = Shared(member_id, upper, rng, params)
         self._delivery = Delivery(s)
-        self._sequencer = Sequencer(s, self._consume)
+        self._sequencer = Sequencer(s, self._consume, self._delivery.pieces.skipped)
         self._reminder = Reminder(s, self._sequencer)
         self._sender = Sender(s, self._reminder, self._delivery)
         self._members = Members(s, self._forgotten)
@@ -96,6 +105,7 @@ class RmpCore:
                 sending=lambda joiner: joiner in self._sender.image_jobs,
                 settle=self._sequencer.settle,
                 resumed=self._sequencer.resumed,
+                unfinished=self._unfinished,
             ),
         )
         self._side = SideChannel(s, upper)
@@ -151,6 +161,9 @@ class RmpCore:
         counters["retained"] = len(s.store) + len(s.own_store)
         counters["retention_evictions"] = s.store.evictions + s.own_store.evictions
         counters.update(self._side.counters())
+        pieces = self._delivery.pieces
+        counters["messages_refused"] = pieces.messages_refused
+        counters["pieces_dropped"] = pieces.pieces_dropped
         return counters
 
     def introduce(self, introduction: bytes) -> None:
@@ -168,8 +181,11 @@ class RmpCore:
         self._timer_known = False
         if self._shared.phase in (Phase.NEW, Phase.LEAVING, Phase.FINISHED):
             raise RuntimeError("the rmp transport is not in a session")
-        if len(payload) > MAX_PAYLOAD:
-            raise ValueError(f"payload of {len(payload)} bytes exceeds {MAX_PAYLOAD}")
+        if len(payload) > MAX_MESSAGE:
+            raise ValueError(
+                f"payload of {len(payload)} bytes exceeds the largest message rmp sends, "
+                f"{MAX_MESSAGE} bytes (4 MiB)"
+            )
         self._sender.queue(payload, now)
 
     def send_ephemeral(self, payload: bytes, now: float) -> None:
@@ -406,8 +422,17 @@ class RmpCore:
         else:
             self._delivery.deliver(station.ident, packet, now)
 
+    def _unfinished(self) -> dict[int, tuple[int, int]]:
+        """The runs of pieces not yet whole here, ours included (rmp/answer.py, issue 20)."""
+        runs = self._delivery.pieces.unfinished()
+        ours = self._sender.unfinished()
+        if ours is not None:
+            runs[self.member_id] = ours
+        return runs
+
     def _forgotten(self, ident: int) -> None:
         self._sender.image_jobs.pop(ident, None)
+        self._delivery.pieces.forget(ident)  # a message it was sending is lost with it
         self._side.forget(ident)
 
     # -- leaving -----------------------------------------------------------------------------

@@ -22,15 +22,25 @@ from rmp.wire import Confirm, RmpPacket
 # What to do with a packet that is next in a station's sequence (or delivered at WI expiry):
 # deliver it, hold it while joining, or take it as an image part. The core decides (§2.8).
 Consume = Callable[[Station, RmpPacket, float], None]
+# A station's packet (its wire number) given up, never to be delivered: a run of pieces it
+# belongs to is lost (rmp/reassembly.py, issue 20).
+Skipped = Callable[[int, int], None]
+
+
+def _nothing_skipped(source: int, seq: int) -> None:
+    return None
 
 
 class Sequencer:
     """Works on the per-station records (``last_valid``, ``waiting``, ``missing``,
     ``delivered_ahead``); it keeps no state of its own."""
 
-    def __init__(self, shared: Shared, consume: Consume) -> None:
+    def __init__(
+        self, shared: Shared, consume: Consume, skipped: Skipped = _nothing_skipped
+    ) -> None:
         self._s = shared
         self._consume = consume
+        self._skipped = skipped
 
     def deadlines(self) -> Iterator[float]:
         """When a packet waiting behind a gap is due for delivery anyway (§2.3's WI)."""
@@ -297,6 +307,7 @@ class Sequencer:
         for seq in lost:
             station.missing.pop(seq, None)
             station.delivered_ahead.add(seq)
+            self._skipped(station.ident, to_wire(seq))
         if lost:
             self._s.counters["packets_given_up"] += len(lost)
             self._s.upper.failure(

@@ -21,7 +21,6 @@ The encoding is canonical: ``decode`` accepts exactly the bytes ``encode`` can p
 
 from __future__ import annotations
 
-import math
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -31,6 +30,11 @@ from typing import ClassVar, TypeAlias, TypeVar
 from coreapi import MAX_INTRODUCTION
 from coreapi.memo import DecodeMemo
 from rmp.batch import batch_problem
+from rmp.fragment import piece_problem
+from rmp.timestamps import MIDDLE32_WRAP_SECONDS as MIDDLE32_WRAP_SECONDS
+from rmp.timestamps import NTP_UNIX_OFFSET as NTP_UNIX_OFFSET
+from rmp.timestamps import ntp_middle32 as ntp_middle32
+from rmp.timestamps import seconds_from_middle32 as seconds_from_middle32
 
 RTP_VERSION = 1  # the 1993 RTP drafts are version 1 (RFC 1889 §5.1 says so of its predecessor)
 # RR-2100 §2.2: the RTP "content" field "should indicate Reliable Multicast", but no value is
@@ -45,13 +49,11 @@ MAX_DATAGRAM = 65_507  # the largest UDP payload over IPv4: 65,535 - 20 (IP) - 8
 MAX_OPTIONS = 256  # per packet (and per embedded packet): bounds decoding work per datagram
 MAX_RETRANSMIT_LENGTH = 0x7FFF  # RR-2100 §4.2.7: the Retransmit length field is 15 bits
 MAX_NACK_RANGE = 0x8000  # 2**15: a longer gap is ambiguous in 16-bit serial arithmetic (RFC 1982)
-NTP_UNIX_OFFSET = 2_208_988_800  # seconds from the NTP epoch (1900) to the POSIX epoch (1970)
-MIDDLE32_WRAP_SECONDS = 65_536  # RR-2100 §4.1: the timestamp "wraps around approximately every
-# 18 hours": 16 bits of whole seconds
 
 _HEADER = struct.Struct("!BBHI")
 _NACK = struct.Struct("!BBHI")  # F|type, number or pad, sequence number, source identifier
 _NACK_RANGE = struct.Struct("!BBHIHH")  # the Nack layout, then count and 16 bits of padding
+_PIECE = struct.Struct("!BBHHH")  # F|type, pad, index, count, 16 bits of padding
 _SHORT = struct.Struct("!BBBB")  # the 4-byte options: F|type and three bytes
 _RETRANSMIT = struct.Struct("!BBHI")  # F|type, pad, pad bit + 15-bit length, source identifier
 _P_BIT = 0x80  # header byte 1: options follow (RR-2100 §4.1)
@@ -79,6 +81,8 @@ class OptionType(IntEnum):
     INTRO = 75
     # [extension] like Data, but the data part holds several payloads (rmp/batch.py).
     BATCH = 76
+    # [extension] like Data, but the data part is one piece of a longer payload (rmp/fragment.py).
+    PIECE = 77
 
 
 def _label(kind: OptionType) -> str:
@@ -284,6 +288,27 @@ class Batch:
 
 
 @dataclass(frozen=True, slots=True)
+class Piece:
+    """Our extension, in place of Data: the data part is piece ``index`` (from 0) of a run of
+    ``count`` consecutive data packets that together carry one payload (rmp/fragment.py); the
+    header's S bit marks the last piece (issue 20)."""
+
+    index: int
+    count: int
+
+    TYPE: ClassVar[OptionType] = OptionType.PIECE
+    SIZE: ClassVar[int] = 8
+
+    def __post_init__(self) -> None:
+        _check_uint("index", self.index, 16)
+        _check_uint("count", self.count, 16)
+
+    @property
+    def wire_size(self) -> int:
+        return self.SIZE
+
+
+@dataclass(frozen=True, slots=True)
 class Intro:
     """Our extension: in a join request only, after the Join option; the data part is the
     joiner's introduction (at most MAX_INTRODUCTION bytes, the application's name card), so
@@ -336,15 +361,17 @@ class Retransmit:
 
 
 Option: TypeAlias = (
-    Join | Nack | NackRange | Confirm | Remind | Image | Data | Batch | Intro | Retransmit
+    Join | Nack | NackRange | Confirm | Remind | Image | Data | Batch | Piece | Intro | Retransmit
 )
 _OPTION_TYPES = {int(kind): kind for kind in OptionType}  # a dict lookup: the enum call is slow
 _DATA = Data()  # it has no fields: one instance serves every decoded packet
 _INTRO = Intro()
-_OPTION_CLASSES = (Join, Nack, NackRange, Confirm, Remind, Image, Data, Batch, Intro, Retransmit)
+_OPTION_CLASSES = (
+    Join, Nack, NackRange, Confirm, Remind, Image, Data, Batch, Piece, Intro, Retransmit
+)  # fmt: skip
 # The options "indicating the presence of data" (§2.2), and the introduction (ours).
-_CARRIES_DATA = (Data, Batch, Image, Intro)
-_MUST_BE_FINAL = (Data, Batch, Image, Intro, Retransmit)
+_CARRIES_DATA = (Data, Batch, Piece, Image, Intro)
+_MUST_BE_FINAL = (Data, Batch, Piece, Image, Intro, Retransmit)
 
 
 def _padded(size: int) -> int:
@@ -453,6 +480,8 @@ def _structure_problem(
         return f"a final {type(options[-1]).__name__} option needs a data part (data=b'' if empty)"
     if has_data and not announces_data:
         return "a data part needs a final Data, Image or Intro option (RR-2100 §2.2)"
+    if announces_data and isinstance(options[-1], Piece):
+        return piece_problem(options[-1].index, options[-1].count, s_bit, data_size)
     return None
 
 
@@ -500,6 +529,8 @@ def _encode_into(packet: RmpPacket, out: bytearray) -> None:
                 out += _SHORT.pack(lead, 0, 0, 0)
             case Batch(count=count):
                 out += _SHORT.pack(lead, 0, count >> 8, count & 0xFF)
+            case Piece(index=index, count=count):
+                out += _PIECE.pack(lead, 0, index, count, 0)
             case Retransmit(source=source, packet=inner):
                 length = inner.wire_size
                 out += _RETRANSMIT.pack(lead, 0, length, source)
@@ -670,6 +701,12 @@ def _decode_option(
         return _decoded(NackRange, number, first, source, count), 12
     if kind is OptionType.RETRANSMIT:
         return _decode_retransmit(view, offset, embedded=embedded)
+    if kind is OptionType.PIECE:
+        _need(kind, view, offset, Piece.SIZE)
+        _, pad, index, count, pad16 = _PIECE.unpack_from(view, offset)
+        if pad or pad16:
+            raise _padding_error(kind, offset)
+        return _decoded(Piece, index, count), Piece.SIZE
     _need(kind, view, offset, 4)
     _, one, two, three = _SHORT.unpack_from(view, offset)
     if kind is OptionType.JOIN:
@@ -740,33 +777,6 @@ def _decode_retransmit(view: memoryview, offset: int, *, embedded: bool) -> tupl
             "must end the datagram (RR-2100 §4.2.7)"
         )
     return _decoded(Retransmit, source, inner), stop - offset
-
-
-# --- timestamps (RR-2100 §4.1) -------------------------------------------------------------------
-
-
-def ntp_middle32(seconds: float) -> int:
-    """The RTP v1 timestamp for POSIX time ``seconds``: the middle 32 bits of the NTP timestamp,
-    i.e. 16 bits of whole seconds (modulo 65,536: it wraps every ~18.2 hours, §4.1) and 16 bits
-    of fraction (units of 1/65,536 s, truncated)."""
-    if not math.isfinite(seconds):
-        raise ValueError(f"cannot timestamp {seconds}")
-    return math.floor((seconds + NTP_UNIX_OFFSET) * 65_536) & 0xFFFF_FFFF
-
-
-def seconds_from_middle32(value: int, near: float) -> float:
-    """The POSIX time whose ``ntp_middle32`` is ``value`` and that lies nearest ``near`` (the
-    receiver's clock): within [near - 9.1 h, near + 9.1 h). The 18-hour wrap is undone by
-    assuming sender and receiver clocks are within half a wrap of each other (§2.8 assumes
-    they are close)."""
-    _check_uint("value", value, 32)
-    if not math.isfinite(near):
-        raise ValueError(f"cannot unwrap near {near}")
-    reference = math.floor((near + NTP_UNIX_OFFSET) * 65_536)
-    delta = (value - reference) & 0xFFFF_FFFF
-    if delta >= 1 << 31:
-        delta -= 1 << 32
-    return (reference + delta) / 65_536 - NTP_UNIX_OFFSET
 
 
 # The cores decode through this: in the simulator one multicast datagram object reaches every

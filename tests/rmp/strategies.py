@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from coreapi import MAX_INTRODUCTION
 from rmp.batch import pack_batch
+from rmp.fragment import MAX_PIECES
 from rmp.wire import (
     FORMAT_RMP,
     MAX_NACK_RANGE,
@@ -19,6 +20,7 @@ from rmp.wire import (
     Nack,
     NackRange,
     Option,
+    Piece,
     Remind,
     Retransmit,
     RmpPacket,
@@ -35,13 +37,26 @@ nack_ranges = st.builds(NackRange, u8, u16, u32, st.integers(1, MAX_NACK_RANGE))
 confirms = st.builds(Confirm, u16, u32)
 controls = st.one_of(nacks, nack_ranges, confirms)  # options that may repeat anywhere
 
-SHAPES = ("control", "data", "batch", "image", "retransmit", "join_request", "join_answer")
+SHAPES = (
+    "control", "data", "batch", "piece", "image", "retransmit", "join_request", "join_answer"
+)  # fmt: skip
+
+
+@st.composite
+def pieces(draw: st.DrawFn) -> tuple[Piece, bool]:
+    """A Piece option and the S bit that goes with it (set on the last piece only)."""
+    count = draw(st.one_of(st.integers(2, 8), st.integers(2, MAX_PIECES)))
+    index = draw(st.one_of(st.just(0), st.just(count - 1), st.integers(0, count - 1)))
+    return Piece(index, count), index == count - 1
 
 
 @st.composite
 def packets(draw: st.DrawFn, *, shapes: tuple[str, ...] = SHAPES) -> RmpPacket:
     shape = draw(st.sampled_from(shapes))
     s_bit = draw(st.booleans())
+    piece: Piece | None = None
+    if shape == "piece":
+        piece, s_bit = draw(pieces())
     header = {
         "seq": draw(u16),
         "timestamp": draw(u32),
@@ -72,8 +87,12 @@ def packets(draw: st.DrawFn, *, shapes: tuple[str, ...] = SHAPES) -> RmpPacket:
     elif shape == "image":
         options.append(Image(last=s_bit))
         data = draw(payloads)
+    elif piece is not None:
+        options.append(piece)
+        data = draw(st.binary(min_size=1, max_size=300))
     elif shape == "retransmit":
-        options.append(Retransmit(draw(u32), draw(packets(shapes=("data", "batch", "image")))))
+        inner = packets(shapes=("data", "batch", "piece", "image"))
+        options.append(Retransmit(draw(u32), draw(inner)))
     return RmpPacket(options=tuple(options), data=data, **header)
 
 
@@ -105,6 +124,13 @@ single_option_packets: dict[str, st.SearchStrategy[RmpPacket]] = {
             seq=1, timestamp=2, options=(Batch(len(batch)),), data=pack_batch(batch)
         ),
         batch_payloads,
+    ),
+    "Piece": st.builds(
+        lambda piece, data: RmpPacket(
+            seq=1, timestamp=2, options=(piece[0],), data=data, s_bit=piece[1]
+        ),
+        pieces(),
+        st.binary(min_size=1, max_size=300),
     ),
     "Intro": st.builds(
         lambda number, data: RmpPacket(

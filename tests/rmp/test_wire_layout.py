@@ -15,6 +15,7 @@ from rmp.wire import (
     Join,
     Nack,
     NackRange,
+    Piece,
     Remind,
     Retransmit,
     RmpPacket,
@@ -82,6 +83,13 @@ EXAMPLES: list[tuple[str, RmpPacket, str]] = [
         "last image part",
         RmpPacket(seq=2, timestamp=0, s_bit=True, options=(Image(last=True),), data=b"img"),
         "40 ff 00 02 00 00 00 00 c6 80 00 00 69 6d 67",
+    ),
+    # Piece (our extension, issue 20): S=1 on the last piece (byte 1 = 0xff); F|77 -> 0xcd, a
+    # zero byte, index 4, count 5, 16 bits of padding; the piece's bytes "pc".
+    (
+        "last piece of a run",
+        RmpPacket(seq=3, timestamp=0, s_bit=True, options=(Piece(4, 5),), data=b"pc"),
+        "40 ff 00 03 00 00 00 00 cd 00 00 04 00 05 00 00 70 63",
     ),
     # Retransmit: F|72 -> 0xc8, padding byte, length 14 (0x000e), original source 10.0.0.2,
     # the 14-byte original datagram verbatim, then 2 zero bytes to the 32-bit boundary.

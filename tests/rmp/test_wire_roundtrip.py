@@ -44,6 +44,7 @@ def test_the_single_option_strategies_cover_every_option_type() -> None:
         "Image",
         "Data",
         "Batch",
+        "Piece",
         "Intro",
         "Retransmit",
     }
