@@ -23,8 +23,26 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
-from PySide6.QtCore import QEvent, QEventLoop, QPoint, QPointF, Qt, QTimer
-from PySide6.QtGui import QCursor, QGuiApplication, QMouseEvent
+from PySide6.QtCore import (
+    QBuffer,
+    QByteArray,
+    QEvent,
+    QEventLoop,
+    QIODevice,
+    QPoint,
+    QPointF,
+    Qt,
+    QTimer,
+)
+from PySide6.QtGui import (
+    QColor,
+    QCursor,
+    QGuiApplication,
+    QImage,
+    QLinearGradient,
+    QMouseEvent,
+    QPainter,
+)
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
@@ -306,6 +324,10 @@ def main_window(net: NetConfig) -> None:
         settle(20)
     shoot(ada, "transform")
     press(ada, QEvent.Type.MouseButtonRelease, round(x), round(y))
+    # Ada pastes a picture (a landscape drawn here) beside the diagram; Bob gets it too.
+    ada.clipboard.images.insert_bytes(landscape(), ada.canvas.view.to_board(680, 110))
+    wait_for(lambda: ada.replica.board.hash() == bob.replica.board.hash(), "the picture at Bob's")
+    shoot(ada, "pictures")
     about = show_about(ada)  # Help > About Whiteboard
     settle()
     shoot(about, "about-box")
@@ -381,6 +403,31 @@ def session_states(net: NetConfig) -> None:
     shoot(ann, "session-ended")
     ann.close()
     wait_for(lambda: ann.transport.finished and host.transport.finished, "leaving", 10)
+
+
+def landscape() -> bytes:
+    """A small picture as a person might paste: sky, sun, hills (PNG bytes)."""
+    image = QImage(220, 147, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    painter.scale(220 / 360, 220 / 360)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    sky = QLinearGradient(0, 0, 0, 240)
+    sky.setColorAt(0.0, QColor(70, 130, 220))
+    sky.setColorAt(1.0, QColor(200, 225, 250))
+    painter.fillRect(0, 0, 360, 240, sky)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(255, 200, 40))
+    painter.drawEllipse(QPointF(270, 70), 32, 32)
+    for colour, top, bulge in ((QColor(90, 160, 80), 150, 60), (QColor(50, 120, 60), 185, 40)):
+        painter.setBrush(colour)
+        painter.drawEllipse(QPointF(100, top + bulge), 220, bulge * 1.6)
+        painter.drawEllipse(QPointF(320, top + bulge + 10), 200, bulge * 1.4)
+    painter.end()
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    image.save(buffer, "PNG")  # type: ignore[call-overload]
+    return bytes(data.data())
 
 
 def main() -> int:
