@@ -22,6 +22,15 @@ if TYPE_CHECKING:
 
 UNBOUNDED = Window.unboundedPreceding
 ISO_SECOND = "yyyy-MM-dd'T'HH:mm:ss'Z'"
+# Op kinds that are no one's action, left out of a board session's ops (and so of every
+# metric built on them: ops, turns, activity, idle gaps, edits). A BLOB carries the bytes of
+# a picture for the IMAGE that shows it, sent by the same member in the same instant (once
+# per picture, only if the board lacks them): pasting a picture is one action, its IMAGE.
+# Counted as an op, it would give whoever pastes a new picture two ops for one action (and a
+# turn, activity, a share of the ops) for bytes nobody sees as such. BLOBs still count where
+# the transport is measured (`network`: they are deliveries like any other) and in choosing
+# the reference log, and the replay folds them (they are the pictures' pixels).
+NOT_ACTIONS = ("BLOB",)
 
 
 @dataclass(frozen=True)
@@ -29,8 +38,9 @@ class Boards:
     # One row per log: session_id, board_session, reference (bool), transport, group,
     # local_member, member_name, start_us, end_us, delivered_ops.
     logs: DataFrame
-    # One row per op of a board session, from its reference log: board_session, seq, t_us,
-    # author, counter, op_kind, ink_length, bbox, target_authors, undo_target_author.
+    # One row per op of a board session, from its reference log, BLOBs left out (see
+    # NOT_ACTIONS): board_session, seq, t_us, author, counter, op_kind, ink_length, bbox,
+    # target_authors, undo_target_author.
     ops: DataFrame
     # One row per member of a board session: board_session, member, name.
     members: DataFrame
@@ -99,7 +109,10 @@ def board_logs(rows: DataFrame) -> DataFrame:
 def reference_ops(rows: DataFrame, logs: DataFrame) -> DataFrame:
     reference = logs.filter("reference").select("session_id", "board_session")
     delivered = rows.filter(
-        is_delivered_op() & F.col("op_author").isNotNull() & F.col("op_counter").isNotNull()
+        is_delivered_op()
+        & F.col("op_author").isNotNull()
+        & F.col("op_counter").isNotNull()
+        & ~F.col("op_kind").isin(*NOT_ACTIONS)
     )
     ops = delivered.join(reference, "session_id").select(
         "board_session",
@@ -166,4 +179,4 @@ def is_delivered_op() -> Column:
     return (F.col("kind") == "delivered") & (F.col("payload_kind") == "op")
 
 
-__all__ = ["Boards", "board_logs", "board_members", "boards_of", "is_delivered_op"]
+__all__ = ["NOT_ACTIONS", "Boards", "board_logs", "board_members", "boards_of", "is_delivered_op"]

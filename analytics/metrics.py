@@ -7,8 +7,9 @@ microseconds since the Unix epoch (``*_us``) or seconds (``*_s``); Parquet's tim
 are avoided on purpose (nanosecond timestamps break Spark's Parquet reader).
 
 Where an op is comes from its ``bbox`` (the export's: what a drawing paints, before any move),
-so the spatial metrics (``interactions``, ``territory``) count drawings only: an erase, move or
-undo has no place of its own there.
+so the spatial metrics (``interactions``, ``territory``) count drawings only (strokes, shapes,
+texts and images): an erase, move or undo has no place of its own there. A picture's bytes
+(BLOB) are not an op here at all (:data:`analytics.boards.NOT_ACTIONS`): its IMAGE is.
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ def contribution(boards: Boards, config: MetricsConfig) -> DataFrame:
         .agg(
             F.count("*").alias("ops"),
             F.count(F.when(F.col("op_kind") == "STROKE", True)).alias("strokes"),
+            # Pictures pasted (IMAGE ops: the BLOB of their bytes is no op of the board's).
+            F.count(F.when(F.col("op_kind") == "IMAGE", True)).alias("images"),
             F.sum("ink_length").alias("ink_length"),
             F.sum(F.when(F.col("gap_us") <= config.idle_us, F.col("gap_us"))).alias("active_us"),
         )
@@ -188,6 +191,7 @@ def contribution(boards: Boards, config: MetricsConfig) -> DataFrame:
         "name",
         _zero("ops"),
         _zero("strokes"),
+        _zero("images"),
         F.coalesce("ink_length", F.lit(0.0)).alias("ink_length"),
         (F.coalesce("active_us", F.lit(0)) / US).alias("active_s"),
     )

@@ -17,8 +17,10 @@ Board session 1, group G1, logs of ann (the reference: she delivered all ten ops
    10   181   bob     b:4 UNDO c:1                           (cy's: the board ignores it)
 
 cy recorded no log; dee drew nothing but bob's log saw her become active, and her presence
-reached ann's log. Board session 2: eve alone on G1, after board 1 ended. Board session 3:
-fay alone on G2, at the same time as board 1, never ready, no ops.
+reached ann's log. Board session 2: eve alone on G1, after board 1 ended: a stroke at 1001 s,
+a picture pasted at 1002 s (its BLOB, then its IMAGE in the box 10,10 - 50,40: one action,
+the IMAGE, as the BLOB is no op of the board's) and a dot at 1003 s. Board session 3: fay
+alone on G2, at the same time as board 1, never ready, no ops.
 
 Board session 4, group G3, from 2000 s: where people drew. Only gus records a log; hal's
 presence reaches it, ivy never says her name. Boxes are pen width 2, so 1 unit around the
@@ -50,7 +52,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from whiteboard.board import Erase, Move, Op, OpId, OpKind, Shape, Stroke, Text, Undo, encode_op
+from whiteboard.board import (
+    Blob,
+    Erase,
+    Image,
+    Move,
+    Op,
+    OpId,
+    OpKind,
+    Shape,
+    Stroke,
+    Text,
+    Undo,
+    encode_op,
+)
 from whiteboard.pointer import PointerKind, PointerPosition, SharedView, encode_pointer, encode_view
 from whiteboard.presence import BoardFingerprint, Presence, encode_presence
 from whiteboard.sessionlog import (
@@ -110,9 +125,14 @@ BOARD4_OPS: tuple[tuple[float, Op], ...] = (
     (2045, stroke(GUS, 3, 2000, 2000, 2000, 2130)),
     (2050, Shape(OpId(HAL, 4), OpKind.RECT, 0, 0, 5000, 5000, BLACK, 2.0)),
 )
+# A picture's bytes for the metrics: the board checks the PNG signature only, and nothing here
+# paints them (the replay's picture is a real one: report_logs.py).
+PICTURE = Blob(OpId(EVE, 2), b"\x89PNG\r\n\x1a\n" + b"not decoded by the metrics")
 EVE_OPS: tuple[tuple[float, Op], ...] = (
     (1001, stroke(EVE, 1, 0, 0, 30, 40)),
-    (1003, stroke(EVE, 2, 5, 5)),  # a dot: no length
+    (1002, PICTURE),
+    (1002, Image(OpId(EVE, 3), PICTURE.digest, 10, 10, 40, 30)),  # no ink; a box
+    (1003, stroke(EVE, 4, 5, 5)),  # a dot: no length
 )
 
 

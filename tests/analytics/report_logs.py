@@ -24,17 +24,23 @@ NACKs, 4 retransmissions, 0 late.
 **Board J** (group GJ), for replay: a late joiner is the reference. ann delivers her three
 strokes (1, 2, 3 s) and leaves at 10 s; bob joins at 5 s and is given the board (a snapshot
 of ann's three strokes) at 6 s, then delivers cy's four ops (20-23 s; cy recorded no log),
-the last of which erases a:2. bob's log delivered the most ops (4 against 3): it is the
-reference, and its board starts from the snapshot.
+the last of which erases a:2, and at 24 s cy's picture (issue 20): a real PNG, 64 x 48 px of
+solid GREEN (its BLOB), shown stretched in the box 160,30 - 256,102 (its IMAGE). bob's log
+delivered the most ops (6 against 3): it is the reference, and its board starts from the
+snapshot.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import cache
 from pathlib import Path
 
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice
+from PySide6.QtGui import QColor, QImage
+
 from tests.analytics.handmade import log_header, write
-from whiteboard.board import Board, Erase, Op, OpId, Stroke, encode_op
+from whiteboard.board import Blob, Board, Erase, Image, Op, OpId, Stroke, encode_op
 from whiteboard.sessionlog import (
     CountersRecord,
     DeliveredRecord,
@@ -52,6 +58,7 @@ BOB_NAME = "<script>alert('bob')</script>"
 EVE_NAME = "eve"
 GA, GB, GJ = "239.255.10.1:5000", "239.255.10.2:5000", "239.255.10.3:5000"
 BLACK = 0xFF000000
+GREEN = 0xFF00A000  # board J's picture: nothing else drawn is green
 
 BOARD_A = "2024-05-06T07:59:58Z rmp 239.255.10.1:5000"
 BOARD_B = "2024-05-06T08:00:00Z rmp 239.255.10.2:5000"
@@ -70,6 +77,22 @@ def key(time: float, op: Op) -> tuple[int, ...]:
     return (at(time), op.id.author, op.id.counter)
 
 
+@cache
+def green_png() -> bytes:
+    """A real picture, for the replay to decode and paint: 64 x 48 px of solid GREEN, encoded
+    as PNG by Qt (a QImage needs no QGuiApplication)."""
+    image = QImage(64, 48, QImage.Format.Format_RGB32)
+    image.fill(QColor.fromRgba(GREEN))
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
+    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
+        raise RuntimeError("Qt could not encode a PNG")
+    buffer.close()
+    return bytes(data.data())
+
+
 BOARD_A_OPS: tuple[tuple[float, Op], ...] = (
     (0, stroke(ANN, 1, 0, 0, 3, 4)),
     (10, stroke(ANN, 2, 0, 0, 6, 8)),
@@ -86,11 +109,16 @@ JOINED_OPS: tuple[tuple[float, Op], ...] = (  # ann's, in the snapshot bob was g
     (2, stroke(ANN, 2, 10, 50, 90, 50)),
     (3, stroke(ANN, 3, 60, 0, 60, 80)),
 )
+PICTURE = Blob(OpId(CY, 5), green_png())
+PICTURE_BOX = (160.0, 30.0, 96.0, 72.0)  # x, y, width, height: the picture stretched 1.5x
 AFTER_JOIN_OPS: tuple[tuple[float, Op], ...] = (  # cy's, delivered by bob
     (20, stroke(CY, 1, 100, 100, 140, 130)),
     (21, stroke(CY, 2, 0, 100, 30, 140)),
     (22, stroke(CY, 3, 120, 0, 150, 20)),
     (23, Erase(OpId(CY, 4), (OpId(ANN, 2),))),
+    # A pasted picture, as the app sends it: its bytes, then the IMAGE showing them.
+    (24, PICTURE),
+    (24, Image(OpId(CY, 6), PICTURE.digest, *PICTURE_BOX)),
 )
 
 

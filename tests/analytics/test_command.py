@@ -17,7 +17,7 @@ from analytics import TABLES, AnalyticsError
 from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
 from analytics.load import InputFormat, load_rows
 from tests.analytics.simulated import simulate
-from whiteboard.board import decode_op
+from whiteboard.board import OpKind, decode_op
 from whiteboard.presence import is_presence
 from whiteboard.sessionlog import DeliveredRecord, read_log
 from whiteboard.sessionlog.export import export_logs
@@ -46,15 +46,17 @@ def documented_columns() -> dict[str, list[str]]:
 
 def ops_by_author(folder: Path) -> dict[str, Counter[int]]:
     """Per multicast group (one board session each here), the ops each member made, counted
-    in plain Python from the logs: every log of a complete simulation delivered them all."""
+    in plain Python from the logs: every log of a complete simulation delivered them all.
+    A picture's BLOB is no one's op (docs/analytics.md, "Board sessions"): its IMAGE is."""
     counts: dict[str, Counter[int]] = {}
     for path in sorted(folder.glob("*.wblog")):
         log = read_log(path)
-        counted = Counter(
-            decode_op(record.payload).id.author
+        ops = (
+            decode_op(record.payload)
             for record in log.records
             if isinstance(record, DeliveredRecord) and not is_presence(record.payload)
         )
+        counted = Counter(op.id.author for op in ops if op.kind is not OpKind.BLOB)
         # Every member's log agrees: no log is the odd one out.
         assert counts.setdefault(log.header.group, counted) == counted, path.name
     return counts

@@ -107,7 +107,8 @@ def test_logs_of_one_group_that_overlap_in_time_make_one_board_session(tables: T
     assert (one["first_op_us"], one["last_op_us"], one["op_span_s"]) == (at(0), at(181), 181.0)
     assert (one["idle_gaps"], one["idle_s"]) == (2, 91.0 + 76.0)
     # eve's log, same group but after board 1 ended; fay's, same time on another group.
-    assert (sessions[BOARD2]["logs"], sessions[BOARD2]["ops"]) == (1, 2)
+    # eve's stroke, picture and dot: the picture's BLOB is not an op of the board's.
+    assert (sessions[BOARD2]["logs"], sessions[BOARD2]["ops"]) == (1, 3)
     assert sessions[BOARD3]["group"] == G2
     assert (sessions[BOARD3]["ops"], sessions[BOARD3]["first_op_us"]) == (0, None)
     assert (sessions[BOARD3]["idle_gaps"], sessions[BOARD3]["idle_s"]) == (0, 0.0)
@@ -136,7 +137,10 @@ def test_contribution(tables: Tables) -> None:
         assert row["ink_share"] == pytest.approx(ink / 29)
         assert row["active_share"] == pytest.approx(active / 16)
     eve = dict(member_rows(tables, "contribution", BOARD2))[EVE]
-    assert (eve["ops"], eve["ink_length"], eve["active_s"]) == (2, 50.0, 2.0)  # and a dot
+    # A stroke, a picture (its IMAGE: the BLOB of its bytes is no op) with no ink, and a dot.
+    columns = ("ops", "strokes", "images", "ink_length", "active_s")
+    assert tuple(eve[c] for c in columns) == (3, 2, 1, 50.0, 2.0)
+    assert {row["images"] for _, row in member_rows(tables, "contribution")} == {0}
 
 
 def test_participation_gini_over_op_counts_zero_for_silent_members_included(
@@ -233,6 +237,7 @@ def test_network_health_per_member_from_their_own_logs(tables: Tables) -> None:
     assert rows[BOARD1, BOB]["late_share"] == pytest.approx(2 / 8)
     eve, fay = rows[BOARD2, EVE], rows[BOARD3, FAY]
     assert (eve["join_ms"], eve["nacks_sent"], eve["late_share"]) == (500.0, None, 0.0)
+    assert eve["delivered"] == 4  # two strokes, and a picture's BLOB and IMAGE
     assert (fay["join_ms"], fay["delivered"], fay["late_share"]) == (None, 0, None)
     gus = rows[BOARD4, GUS]  # no COUNTERS record: the counts are unknown, not 0
     assert (gus["join_ms"], gus["nacks_sent"], gus["delivered"]) == (500.0, None, 11)
@@ -240,8 +245,10 @@ def test_network_health_per_member_from_their_own_logs(tables: Tables) -> None:
     assert rmp["transport"] == "rmp"
     assert (rmp["board_sessions"], rmp["members"], rmp["logs"]) == (4, 5, 5)
     assert (rmp["nacks_sent"], rmp["nacks_received"], rmp["retransmissions"]) == (3, 6, 6)
-    assert (rmp["delivered"], rmp["late_deliveries"]) == (21 + 11, 3)
-    assert rmp["late_share"] == pytest.approx(3 / 32)
+    # 11 + 8 + 2 + 11, and eve's picture: its BLOB and IMAGE (the transport delivered the
+    # bytes, so they count here, unlike in the board's ops).
+    assert (rmp["delivered"], rmp["late_deliveries"]) == (21 + 2 + 11, 3)
+    assert rmp["late_share"] == pytest.approx(3 / 34)
     assert rmp["join_ms_mean"] == pytest.approx((1500 + 3000 + 500 + 500) / 4)
     assert (rmp["join_ms_max"], rmp["never_ready"]) == (3000.0, 1)
 
@@ -286,7 +293,8 @@ def test_territory_is_the_grid_cells_drawn_in_and_who_else_drew_there(tables: Ta
         (BOARD1, BOB): (2, 0, 4, 0, 0.0, 1.0),
         (BOARD1, CY): (1, 0, 1, 0, 0.0, 1.0),
         (BOARD1, DEE): (0, 0, 0, 0, None, None),
-        (BOARD2, EVE): (2, 0, 4, 4, 1.0, 0.0),  # her stroke's 4 cells, the dot in one of them
+        # Her stroke's 4 cells; the dot and the picture (a drawing: 10,10 - 50,40) in (0,0).
+        (BOARD2, EVE): (3, 0, 4, 4, 1.0, 0.0),
         (BOARD3, FAY): (0, 0, 0, 0, None, None),
         # gus: (0,0) with ivy, (1,0) with hal, (31,31..33) alone; ivy: (0,0), (15,15) alone.
         (BOARD4, GUS): (3, 0, 5, 3, 0.6, 0.4),
@@ -339,8 +347,9 @@ def test_timeline_has_every_member_in_every_minute_of_the_board(tables: Tables) 
     }
     for (member, n), expected in board4.items():
         assert rows.pop((BOARD4, member, n)) == expected, (member, n)
-    # Board 2 (eve, 1001 and 1003 s: one minute); board 3 has no ops, so no minutes.
-    assert rows == {(BOARD2, EVE, 0): (at(960), 2, 50.0, 2.0, True)}
+    # Board 2 (eve, 1001, 1002 (the picture: one op) and 1003 s: one minute); board 3 has
+    # no ops, so no minutes.
+    assert rows == {(BOARD2, EVE, 0): (at(960), 3, 50.0, 2.0, True)}
     # Each member's active time in the timeline adds up to their contribution's.
     contribution = {
         (r["board_session"], r["member"]): r["active_s"] for r in tables["contribution"]
@@ -393,6 +402,6 @@ def test_spark_reads_the_base64_payloads_of_json_lines_back_as_the_ops_bytes(
             if op or isinstance(record, SideRecord):
                 expected[log.header.session_id, seq] = record.payload
     ops = {key: p for key, p in expected.items() if b"wb-pointer" not in p}
-    assert len(ops) == 10 + 8 + 2 + 10 and len(expected) - len(ops) == 10 + 2 + 1 + 4 + 1
+    assert len(ops) == 10 + 8 + 4 + 10 and len(expected) - len(ops) == 10 + 2 + 1 + 4 + 1
     assert {key: bytes(value) for key, value in read.items()} == expected
     assert all(decode_op(payload) for payload in ops.values())

@@ -1,13 +1,15 @@
 """``python -m analytics replay``: boards rebuilt in Spark against the live sessions'.
 
 One replay run (in the test run's SparkSession) over simulated sessions of both transports
-and the hand-built board J of report_logs.py, whose reference log starts from a snapshot.
+and the hand-built board J of report_logs.py, whose reference log starts from a snapshot and
+ends with a real picture pasted (a BLOB and an IMAGE).
 The expected boards are computed apart from the job: the simulator's own final hashes, a
 plain-Python fold of the reference log through the app's Replica, and the board model alone.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from contextlib import redirect_stdout
 from dataclasses import dataclass
@@ -21,13 +23,18 @@ from PySide6.QtGui import QImage
 from pyspark.sql import SparkSession
 
 from analytics.__main__ import EXIT_OK, EXIT_PROBLEM, main
+from analytics.frames import view_of
 from analytics.replay import ReplayConfig, SessionSpan, TimeKind, frame_times, parse_times
 from analytics.report import read_thumbnails
 from tests.analytics.report_logs import (
     AFTER_JOIN_OPS,
     BOARD_J,
+    GREEN,
     JOINED_OPS,
+    PICTURE,
+    PICTURE_BOX,
     board_of,
+    green_png,
     write_joiner_logs,
 )
 from tests.analytics.simulated import simulate
@@ -141,7 +148,48 @@ def test_a_late_joiners_board_starts_from_the_snapshot_it_was_given(replayed: Re
     final = next(f for f in frames.values() if f["final"])
     assert final["board_hash"] == board_of(JOINED_OPS + AFTER_JOIN_OPS).hash()
     assert final["board_hash"] != board_of(AFTER_JOIN_OPS).hash()  # the snapshot counts
-    assert sorted(frames) == [7.0, 21.5, 23.0]  # 60 and 150 s are after its end (23 s)
+    # 60 and 150 s are after its end: 24 s, when cy pasted the picture.
+    assert sorted(frames) == [7.0, 21.5, 24.0]
+
+
+def test_a_pasted_picture_is_replayed_and_painted_from_its_blob(
+    replayed: Replayed, qapp: Any
+) -> None:
+    """Board J's last ops are a real PNG's BLOB and its IMAGE: the final frame's board is the
+    plain-Python fold's, holds the bytes, and shows the picture's green in the image's box."""
+    final = next(f for f in replayed.frames if f["board_session"] == BOARD_J and f["final"])
+    expected = board_of(JOINED_OPS + AFTER_JOIN_OPS)
+    assert expected.blob(PICTURE.digest) == green_png()
+    assert final["board_hash"] == expected.hash()
+    paths = replayed.logs[group_of(BOARD_J)]
+    assert (final["board_hash"], final["ops_applied"]) == reference_board(paths, final["t_us"])
+    # 3 + 6 ops, the BLOB one of them; objects: 3 + 3 strokes, one erased, and the image
+    # (the BLOB is no object).
+    assert (final["ops_applied"], final["objects"]) == (9, 6)
+
+    image = QImage.fromData((replayed.out / final["png"]).read_bytes())  # Qt tells a PNG
+    width, height = SIZE
+    # Where the frame shows the board (analytics.frames.render_png): the session's view,
+    # scaled to fit and centred.
+    view = view_of(expected)
+    scale = min(width / view.width, height / view.height)
+    left = (width - view.width * scale) / 2 - view.x0 * scale
+    top = (height - view.height * scale) / 2 - view.y0 * scale
+    x, y, w, h = PICTURE_BOX
+    x0, y0 = math.ceil(left + x * scale) + 1, math.ceil(top + y * scale) + 1
+    x1, y1 = math.floor(left + (x + w) * scale) - 2, math.floor(top + (y + h) * scale) - 2
+    assert x1 - x0 >= 20 and y1 - y0 >= 15  # the picture is large in the frame
+    inside = {image.pixel(px, py) for px in range(x0, x1 + 1) for py in range(y0, y1 + 1)}
+    assert inside == {GREEN}  # the picture, not the grey frame of missing bytes
+    # Nothing else is green: the pixels just outside the box (the strokes are black).
+    beside = [(x0 - 4, (y0 + y1) // 2), (x1 + 4, (y0 + y1) // 2), ((x0 + x1) // 2, y1 + 4)]
+    assert all(image.pixel(px, py) != GREEN for px, py in beside)
+    # Earlier frames, before the paste, show no green at all.
+    for frame in replayed.frames:
+        if frame["board_session"] == BOARD_J and not frame["final"]:
+            earlier = QImage.fromData((replayed.out / frame["png"]).read_bytes())
+            pixels = {earlier.pixel(px, py) for px in range(width) for py in range(height)}
+            assert GREEN not in pixels, frame["png"]
 
 
 def test_frames_are_pngs_of_the_requested_size_painted_by_executor_tasks(
