@@ -181,3 +181,21 @@ def test_the_settings_limits_apply_to_what_is_pasted_next(
         "picture_side": "A picture's long side must be 256 to 4,096 pixels",
         "picture_kib": "A picture's size must be 64 to 3,072 KiB",
     }
+
+
+def test_pictures_decode_once_ahead_of_painting_and_refuse_what_is_not_one() -> None:
+    from whiteboard.app.pictures import Pictures
+
+    red, blue = png(40, 30), png(20, 10, QColor(20, 20, 220))
+    store = {b"r": red, b"b": blue, b"x": b"\x89PNG\r\n\x1a\n" + bytes(64)}
+    pictures = Pictures(store.get)
+    pictures.prefetch([b"r", b"b", b"x", b"missing"])  # x: no size in its header, skipped
+    assert pictures.size_of(b"r") == (40, 30) and pictures.size_of(b"b") == (20, 10)
+    assert pictures.get(b"r") is pictures.get(b"r") and pictures.decodes == 2
+    assert pictures.get(b"x") is None and pictures.get(b"missing") is None
+    # A budget that holds one picture keeps the latest used.
+    small = Pictures(store.get, budget=40 * 30 * 4)
+    small.get(b"r")
+    small.get(b"b")
+    small.get(b"r")
+    assert small.decodes == 3

@@ -162,6 +162,8 @@ class BoardLayers:
         only where something changed."""
         board = self._board_source()
         self.shown_board = board
+        # Its pictures decode on worker threads while the tiles paint what lies under them.
+        self.pictures.prefetch(board.blob_digests)
         edits = self._edits
         edits.drop_delivered(board)
         scene = self._scene

@@ -468,7 +468,9 @@ class BoardCanvas(QWidget):
             self._rebuild()
             return
         pending = self._edits.pending(change.op_id)
-        if isinstance(pending, Blob) or isinstance(self.board.op(change.op_id), Blob):
+        board = self.board
+        applied = board.op(change.op_id) if change.op_id in board else None  # a replay's: none
+        if isinstance(pending, Blob) or isinstance(applied, Blob):
             self._edits.withdraw(change.op_id)
             self._layers.repaint(change.changed)  # images whose bytes arrived
             return

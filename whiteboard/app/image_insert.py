@@ -23,13 +23,11 @@ from PySide6.QtGui import (
     QDragEnterEvent,
     QDropEvent,
     QImage,
-    QImageIOHandler,
-    QImageReader,
 )
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from whiteboard.app.canvas import BoardCanvas
-from whiteboard.app.pictures import decode_picture
+from whiteboard.app.pictures import decode_picture, picture_size
 from whiteboard.app.tools import ToolKind
 from whiteboard.board import Blob, Board, Image, Op, encode_op
 from whiteboard.board.ops import MAX_BLOB_BYTES, image_format
@@ -62,7 +60,7 @@ def prepare_image(
     """``data`` (any picture Qt reads) within ``max_side`` px and ``max_bytes``; the bytes
     themselves if they already are a PNG or JPEG within both. ImageProblem otherwise."""
     max_bytes = min(max_bytes, MAX_BLOB_BYTES)
-    size = _size_of(data)
+    size = picture_size(data)
     if size is None:
         raise ImageProblem("it is not a picture this app can read (PNG, JPEG, GIF, BMP, WebP)")
     width, height = size
@@ -88,21 +86,6 @@ def fit_image(image: QImage, max_side: int, max_bytes: int) -> Prepared:
             break
         image = _scaled(image, _SHRINK)
     raise ImageProblem(f"it cannot be made to fit in {max_bytes // 1024:,} KiB")
-
-
-def _size_of(data: bytes) -> tuple[int, int] | None:
-    buffer = QBuffer()
-    buffer.setData(QByteArray(data))
-    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
-    reader = QImageReader(buffer)
-    reader.setAutoTransform(True)
-    size = reader.size()
-    if not size.isValid() or size.width() <= 0 or size.height() <= 0:
-        return None
-    turned = QImageIOHandler.Transformation.TransformationRotate90
-    if reader.transformation() & turned:  # a phone's portrait JPEG: shown turned upright
-        return size.height(), size.width()
-    return size.width(), size.height()
 
 
 def _scaled(image: QImage, factor: float) -> QImage:

@@ -7,33 +7,58 @@ read first and a picture larger than ``MAX_DECODED_SIDE`` on a side is decoded s
 paint as a broken frame, never raise. The decoded pictures are kept most recently used first
 within ``budget`` bytes (a 2,048 px square is 16 MiB): a board of 50 of them stays painted
 without holding them all.
+
+Decoding a picture takes milliseconds (a 400x300 PNG ~2 ms, a 2,048 px one ~40 ms), and a
+board shown afresh holds them all: :meth:`Pictures.prefetch` decodes them on worker threads
+(Qt's decoders release the GIL) while the canvas paints the strokes, and :meth:`get` takes a
+decode under way when painting reaches its picture. Painting stays synchronous: a tile is
+never painted twice for a picture that came late.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize
-from PySide6.QtGui import QImage, QImageReader
+from PySide6.QtGui import QImage, QImageIOHandler, QImageReader
 
 # The app downscales what it inserts to 2,048 px; a member's own build may allow more. Beyond
 # this a picture is shown scaled down, which a board at any sensible zoom cannot tell.
 MAX_DECODED_SIDE = 4096
 DEFAULT_BUDGET = 512 << 20
+DECODERS = 2  # worker threads for prefetching: this machine class has two cores
 
 BlobSource = Callable[[bytes], bytes | None]
 
 
-def decode_picture(data: bytes, max_side: int = MAX_DECODED_SIDE) -> QImage | None:
-    """The picture in ``data`` (PNG, JPEG), at most ``max_side`` px on a side; None if Qt
-    cannot decode it."""
+def _reader(data: bytes) -> tuple[QImageReader, QBuffer]:
     buffer = QBuffer()
     buffer.setData(QByteArray(data))
-    if not buffer.open(QIODevice.OpenModeFlag.ReadOnly):
-        return None
+    buffer.open(QIODevice.OpenModeFlag.ReadOnly)
     reader = QImageReader(buffer)
     reader.setAutoTransform(True)  # a phone's JPEG shows as taken (EXIF orientation)
+    return reader, buffer  # the buffer must live as long as the reader
+
+
+def picture_size(data: bytes) -> tuple[int, int] | None:
+    """A picture's size in pixels as shown, from its header (nothing decoded); None if it
+    is not a picture Qt reads."""
+    reader, _buffer = _reader(data)
+    size = reader.size()
+    if not size.isValid() or size.width() <= 0 or size.height() <= 0:
+        return None
+    turned = QImageIOHandler.Transformation.TransformationRotate90
+    if reader.transformation() & turned:  # a phone's portrait JPEG: shown turned upright
+        return size.height(), size.width()
+    return size.width(), size.height()
+
+
+def decode_picture(data: bytes, max_side: int = MAX_DECODED_SIDE) -> QImage | None:
+    """The picture in ``data`` (PNG, JPEG), at most ``max_side`` px on a side; None if Qt
+    cannot decode it. Safe on any thread (QImage and its readers are reentrant)."""
+    reader, _buffer = _reader(data)
     size = reader.size()
     if not size.isValid() or size.width() <= 0 or size.height() <= 0:
         return None
@@ -57,7 +82,27 @@ class Pictures:
         self._budget = budget
         self._decoded: OrderedDict[bytes, QImage | None] = OrderedDict()
         self._bytes = 0
+        self._decoding: dict[bytes, Future[QImage | None]] = {}
+        self._workers: ThreadPoolExecutor | None = None
         self.decodes = 0  # for tests and benchmarks: how often bytes were decoded
+
+    def prefetch(self, digests: Iterable[bytes]) -> None:
+        """Start decoding these pictures on worker threads, as many as half the budget
+        holds by their headers' sizes (the rest is decoded when painted)."""
+        room = self._budget // 2 - self._bytes
+        for digest in digests:
+            if digest in self._decoded or digest in self._decoding:
+                continue
+            data = self._blob(digest)
+            size = None if data is None else picture_size(data)
+            if data is None or size is None:
+                continue
+            room -= 4 * min(size[0], MAX_DECODED_SIDE) * min(size[1], MAX_DECODED_SIDE)
+            if room < 0:
+                break
+            if self._workers is None:
+                self._workers = ThreadPoolExecutor(DECODERS, thread_name_prefix="pictures")
+            self._decoding[digest] = self._workers.submit(decode_picture, data)
 
     def get(self, digest: bytes) -> QImage | None:
         """The picture of blob ``digest``; None while its bytes have not arrived or if they
@@ -65,10 +110,14 @@ class Pictures:
         if digest in self._decoded:
             self._decoded.move_to_end(digest)
             return self._decoded[digest]
-        data = self._blob(digest)
-        if data is None:
-            return None  # not here yet: asked again when painted again
-        image = decode_picture(data)
+        future = self._decoding.pop(digest, None)
+        if future is not None:
+            image = future.result()  # mostly done already, the strokes under it took longer
+        else:
+            data = self._blob(digest)
+            if data is None:
+                return None  # not here yet: asked again when painted again
+            image = decode_picture(data)
         self.decodes += 1
         self._decoded[digest] = image
         self._bytes += _cost(image)
@@ -84,6 +133,7 @@ class Pictures:
     def clear(self) -> None:
         """Forget every picture (a board replaced by another)."""
         self._decoded.clear()
+        self._decoding.clear()
         self._bytes = 0
 
 
