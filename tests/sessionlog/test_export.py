@@ -447,3 +447,17 @@ def test_undelivered_ops_are_exported_as_ops_and_counted_by_info(tmp_path: Path)
     summary = summarize(log)
     assert summary["undelivered"] == 1 and summary["sent"]["ops"] == 1
     assert "1 not delivered by the end" in format_summary(summary)
+
+
+def test_a_pictures_ops_are_told_in_numbers_not_bytes() -> None:
+    from whiteboard.board import Blob, Image
+    from whiteboard.sessionlog.rows import op_bbox, op_fields
+
+    blob = Blob((7, 1), b"\x89PNG\r\n\x1a\n" + bytes(1000))
+    image = Image((7, 2), blob.digest, 10, 20, 300, 200, 128)
+    assert op_fields(blob) == {"bytes": 1008, "digest": blob.digest.hex()}
+    assert op_fields(image) == {
+        "digest": blob.digest.hex(), "x": 10.0, "y": 20.0, "width": 300.0, "height": 200.0,
+        "opacity": 128,
+    }  # fmt: skip
+    assert op_bbox(image) == [10.0, 20.0, 310.0, 220.0] and op_bbox(blob) is None

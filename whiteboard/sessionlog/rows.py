@@ -19,6 +19,7 @@ from typing import Any
 from whiteboard.board import Board, OpDecodeError, SnapshotError, decode_op
 from whiteboard.board.geometry import Rect, content_bounds
 from whiteboard.board.ops import (
+    Blob,
     Clear,
     Erase,
     Image,
@@ -325,6 +326,14 @@ def op_fields(op: Op) -> dict[str, Any]:
             return {"targets": len(op.targets), "matrix": list(op.matrix)}
         case Reorder():
             return {"targets": len(op.targets), "place": op.place.name}
+        case Blob():
+            return {"bytes": len(op.data), "digest": op.digest.hex()}
+        case Image():
+            return {
+                "digest": op.digest.hex(),
+                "x": op.x, "y": op.y, "width": op.width, "height": op.height,
+                "opacity": op.opacity,
+            }  # fmt: skip
         case Undo() | Redo():
             return {"target": str(op.target)}
         case Clear():
