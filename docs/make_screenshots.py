@@ -24,11 +24,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "xcb")
 
 from PySide6.QtCore import (
-    QBuffer,
-    QByteArray,
     QEvent,
     QEventLoop,
-    QIODevice,
     QPoint,
     QPointF,
     Qt,
@@ -48,6 +45,7 @@ from PySide6.QtWidgets import QApplication, QMenu, QWidget
 
 from whiteboard.app.about import show_about
 from whiteboard.app.identity import application
+from whiteboard.app.pictures import encode_picture
 from whiteboard.app.settings import SessionSettings
 from whiteboard.app.settings_dialog import SettingsDialog
 from whiteboard.app.start_dialog import StartDialog
@@ -423,11 +421,7 @@ def landscape() -> bytes:
         painter.drawEllipse(QPointF(100, top + bulge), 220, bulge * 1.6)
         painter.drawEllipse(QPointF(320, top + bulge + 10), 200, bulge * 1.4)
     painter.end()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")  # type: ignore[call-overload]
-    return bytes(data.data())
+    return encode_picture(image)
 
 
 def main() -> int:

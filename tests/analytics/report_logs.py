@@ -36,10 +36,10 @@ from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice
 from PySide6.QtGui import QColor, QImage
 
 from tests.analytics.handmade import log_header, write
+from whiteboard.app.pictures import encode_picture
 from whiteboard.board import Blob, Board, Erase, Image, Op, OpId, Stroke, encode_op
 from whiteboard.sessionlog import (
     CountersRecord,
@@ -83,14 +83,7 @@ def green_png() -> bytes:
     as PNG by Qt (a QImage needs no QGuiApplication)."""
     image = QImage(64, 48, QImage.Format.Format_RGB32)
     image.fill(QColor.fromRgba(GREEN))
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
-    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
-        raise RuntimeError("Qt could not encode a PNG")
-    buffer.close()
-    return bytes(data.data())
+    return encode_picture(image)
 
 
 BOARD_A_OPS: tuple[tuple[float, Op], ...] = (

@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QColor, QDropEvent, QGuiApplication, QImage
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -20,6 +20,7 @@ from tests.app.test_clipboard import keys, objects, pointer_at
 from tests.app.test_clipboard import window as window  # the fixture: a rectangle, selected
 from tests.app.test_window import WAIT_MS
 from whiteboard.app.image_insert import ImageProblem, prepare_image
+from whiteboard.app.pictures import encode_picture
 from whiteboard.app.window import MainWindow
 from whiteboard.board import Blob, Image
 
@@ -29,11 +30,7 @@ RED = QColor(220, 20, 20)
 def png(width: int, height: int, colour: QColor = RED, form: str = "PNG") -> bytes:
     image = QImage(width, height, QImage.Format.Format_RGB32)
     image.fill(colour)
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, form)
-    return bytes(data.data())
+    return encode_picture(image, form)
 
 
 def noise(width: int, height: int, seed: int = 1) -> QImage:
@@ -78,13 +75,9 @@ def test_a_picture_within_the_limits_travels_as_it_is_and_a_large_one_is_scaled(
 
 
 def test_a_picture_over_the_byte_limit_becomes_a_jpeg_or_smaller_until_it_fits() -> None:
-    photo = noise(300, 200)
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    photo.save(buffer, "PNG")
+    data = encode_picture(noise(300, 200))
     assert len(data) > 150_000
-    fitted = prepare_image(bytes(data.data()), max_bytes=60_000)
+    fitted = prepare_image(data, max_bytes=60_000)
     assert len(fitted.data) <= 60_000 and fitted.data.startswith(b"\xff\xd8\xff")
     with pytest.raises(ImageProblem, match="not a picture"):
         prepare_image(b"GIF89a, or rather nothing of the kind")

@@ -10,7 +10,7 @@ import random
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QMimeData
+from PySide6.QtCore import QMimeData
 from PySide6.QtGui import QColor, QGuiApplication, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
@@ -21,6 +21,7 @@ from tests.app.test_window_edit_keys import PAIRS
 from tests.app.test_window_mtp import WAIT_MS, open_mtp_window, ready
 from tests.app.test_window_rmp import open_rmp_window
 from whiteboard.app.export import export_board
+from whiteboard.app.pictures import encode_picture
 from whiteboard.app.window import MainWindow
 from whiteboard.board import Board, Image
 from whiteboard.board.files import open_board, save_board
@@ -41,11 +42,7 @@ def picture() -> bytes:
     painter = QPainter(image)
     painter.fillRect(0, 0, *CORNER, GREEN)
     painter.end()
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, "PNG")  # type: ignore[call-overload]
-    return bytes(data.data())
+    return encode_picture(image)
 
 
 def the_image(window: MainWindow) -> Image | None:

@@ -30,7 +30,7 @@ from PySide6.QtGui import (
 from PySide6.QtSvg import QSvgGenerator
 
 from whiteboard import __version__
-from whiteboard.app.pictures import Pictures
+from whiteboard.app.pictures import Pictures, encode_picture
 from whiteboard.app.render import geometry, paint_objects, placement
 from whiteboard.board import Board
 from whiteboard.board.files import describe_os_error, write_atomically
@@ -138,14 +138,12 @@ def export_png(
         raise ExportError(f"the PNG scale must be above 0 and at most {MAX_PNG_SCALE}", path)
     area = _checked_area(path, board, area)
     image = render_image(board, area, scale)
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
-    if not image.save(buffer, "PNG"):  # type: ignore[call-overload]
-        raise ExportError(f"{_quoted(path)} could not be exported: PNG encoding failed", path)
-    buffer.close()
-    _write(path, bytes(data.data()))
+    try:
+        data = encode_picture(image)
+    except ValueError:
+        failed = f"{_quoted(path)} could not be exported: PNG encoding failed"
+        raise ExportError(failed, path) from None
+    _write(path, data)
     used = image.width() / area.width()
     return Exported(path, ExportFormat.PNG, area, image.width(), image.height(), used)
 

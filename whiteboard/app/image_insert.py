@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QBuffer, QByteArray, QEvent, QIODevice, QMimeData, QObject, Qt
+from PySide6.QtCore import QEvent, QMimeData, QObject, Qt
 from PySide6.QtGui import (
     QAction,
     QDragEnterEvent,
@@ -27,7 +27,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from whiteboard.app.canvas import BoardCanvas
-from whiteboard.app.pictures import decode_picture, picture_size
+from whiteboard.app.pictures import decode_picture, encode_picture, picture_size
 from whiteboard.app.tools import ToolKind
 from whiteboard.board import Blob, Board, Image, Op, encode_op
 from whiteboard.board.ops import MAX_BLOB_BYTES, image_format
@@ -100,18 +100,10 @@ def _scaled(image: QImage, factor: float) -> QImage:
 def _encodings(image: QImage) -> Iterable[bytes]:
     """PNG first (exact: screenshots, drawings), then JPEG for a picture without
     transparency (photos), best quality first."""
-    yield _encoded(image, "PNG", -1)
+    yield encode_picture(image)
     if not image.hasAlphaChannel():
         for quality in _JPEG_QUALITIES:
-            yield _encoded(image, "JPEG", quality)
-
-
-def _encoded(image: QImage, form: str, quality: int) -> bytes:
-    data = QByteArray()
-    buffer = QBuffer(data)
-    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
-    image.save(buffer, form, quality)  # type: ignore[call-overload]  # the stubs say bytes
-    return bytes(data.data())
+            yield encode_picture(image, "JPEG", quality)
 
 
 def picture_bytes(mime: QMimeData) -> bytes | None:
@@ -126,7 +118,7 @@ def picture_bytes(mime: QMimeData) -> bytes | None:
     if mime.hasImage():
         image = QImage(mime.imageData())
         if not image.isNull():
-            return _encoded(image, "PNG", -1)
+            return encode_picture(image)
     return None
 
 

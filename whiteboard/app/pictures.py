@@ -74,6 +74,19 @@ def decode_picture(data: bytes, max_side: int = MAX_DECODED_SIDE) -> QImage | No
     return image
 
 
+def encode_picture(image: QImage, form: str = "PNG", quality: int = -1) -> bytes:
+    """``image`` encoded as ``form`` ("PNG", "JPEG"; ``quality`` 0-100 or -1 for Qt's
+    default); ValueError if Qt cannot."""
+    data = QByteArray()
+    buffer = QBuffer(data)
+    buffer.open(QIODevice.OpenModeFlag.WriteOnly)
+    # The binding takes the format as str; its stub says bytes, which it refuses at run time.
+    if not image.save(buffer, form, quality):  # type: ignore[call-overload]
+        raise ValueError(f"Qt could not encode the picture as {form}")
+    buffer.close()
+    return bytes(data.data())
+
+
 class Pictures:
     """The decoded picture of each blob a board holds, by digest, decoded on first use."""
 
