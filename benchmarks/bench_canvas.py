@@ -1,6 +1,11 @@
-"""Canvas speed: python benchmarks/bench_canvas.py [N].
+"""Canvas speed: python benchmarks/bench_canvas.py [N] [--images M].
 
-A board of N synthetic strokes (10,000 by default, seeded) in a 1200x800 canvas, offscreen:
+A board of N synthetic strokes (10,000 by default, seeded) in a 1200x800 canvas, offscreen;
+with ``--images M`` (issue 20), also M real pictures among them: each a 400x300 PNG made with
+Qt (a gradient, a few discs and some noise, so that it is neither trivial to encode nor to
+decode, about 275 KiB), sent as the app sends one (a BLOB of its bytes, then the IMAGE showing
+it, shown at its size) at a random place in the order and on the board (the strokes are the
+same as without); the canvas decodes and paints them through whiteboard/app/pictures.py:
 
 * rendering from scratch: a new canvas until every tile in view is rendered, at 100% (part
   of the board in view) and fitted (all of it in view);
@@ -18,6 +23,7 @@ pan/zoom frame < 16 ms, late op < 20 ms.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import os
 import random
@@ -25,20 +31,26 @@ import statistics
 import sys
 import time
 from collections.abc import Callable
+from typing import cast
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from PySide6.QtCore import QCoreApplication, QEvent
+from PySide6.QtCore import QCoreApplication, QEvent, QPointF
+from PySide6.QtGui import QColor, QImage, QLinearGradient, QPainter
 from PySide6.QtWidgets import QApplication
 
 from whiteboard.app.board_layers import RECENT_LIMIT
 from whiteboard.app.canvas import BoardCanvas
 from whiteboard.app.collector import FreezeSchedule
-from whiteboard.board import Board, OpId, synthetic_stroke
+from whiteboard.app.pictures import encode_picture
+from whiteboard.board import Blob, Board, Image, Op, OpId, synthetic_stroke
+from whiteboard.board.synthetic import AREA_HEIGHT, AREA_WIDTH
 
 WIDTH, HEIGHT = 1200, 800
 REPEATS = 5
 FRAMES = 60
+PICTURE_WIDTH, PICTURE_HEIGHT = 400, 300
+PICTURE_AUTHOR = 6  # the strokes' authors are 1 to 5
 
 
 def report(name: str, seconds: list[float]) -> None:
@@ -59,13 +71,59 @@ def full_collections() -> list[float]:
     return times
 
 
-def make_board(count: int) -> Board:
+def make_board(count: int, images: int = 0) -> Board:
     rng = random.Random(1)
-    board = Board()
+    ops: list[tuple[int, Op]] = []
     for i in range(count):
         # Keys 10 apart leave room for late inserts in between.
-        board.apply((10 * (i + 1),), synthetic_stroke(1 + i % 5, i, rng))
+        ops.append((10 * (i + 1), synthetic_stroke(1 + i % 5, i, rng)))
+    if images:
+        ops.extend(picture_ops(images, count))
+        ops.sort(key=lambda pair: pair[0])
+    board = Board()
+    for key, op in ops:
+        board.apply((key,), op)
     return board
+
+
+def picture(rng: random.Random) -> bytes:
+    """A PNG of PICTURE_WIDTH x PICTURE_HEIGHT: a gradient, discs and noise (Qt, not decoded
+    by anything but Qt)."""
+    width, height = PICTURE_WIDTH, PICTURE_HEIGHT
+    image = QImage(width, height, QImage.Format.Format_RGB32)
+    painter = QPainter(image)
+    gradient = QLinearGradient(QPointF(0, 0), QPointF(width, height))
+    gradient.setColorAt(0.0, QColor.fromRgb(rng.randrange(1 << 24)))
+    gradient.setColorAt(1.0, QColor.fromRgb(rng.randrange(1 << 24)))
+    painter.fillRect(image.rect(), gradient)
+    painter.setPen(QColor(0, 0, 0, 0))
+    for _ in range(12):
+        painter.setBrush(QColor.fromRgba((rng.randrange(64, 224) << 24) | rng.randrange(1 << 24)))
+        side = rng.uniform(20, 160)
+        painter.drawEllipse(QPointF(rng.uniform(0, width), rng.uniform(0, height)), side, side)
+    noise = bytearray(rng.randbytes(width * height * 4))
+    noise[3::4] = bytes([48]) * (width * height)  # about a fifth opaque: grain, not snow
+    grain = QImage(bytes(noise), width, height, QImage.Format.Format_ARGB32).copy()
+    painter.drawImage(0, 0, grain)
+    painter.end()
+    return encode_picture(image)
+
+
+def picture_ops(images: int, strokes: int) -> list[tuple[int, Op]]:
+    """``images`` pictures, each a BLOB and its IMAGE (keys one apart between two strokes'),
+    at a random place in the order and in the strokes' area, shown at their size."""
+    rng = random.Random(2)
+    ops: list[tuple[int, Op]] = []
+    for n in range(images):
+        blob = Blob(OpId(PICTURE_AUTHOR, 2 * n), picture(rng))
+        x = rng.uniform(0.0, AREA_WIDTH - PICTURE_WIDTH)
+        y = rng.uniform(0.0, AREA_HEIGHT - PICTURE_HEIGHT)
+        image = Image(
+            OpId(PICTURE_AUTHOR, 2 * n + 1), blob.digest, x, y, PICTURE_WIDTH, PICTURE_HEIGHT
+        )
+        key = 10 * rng.randrange(0, strokes + 1) + 3
+        ops += [(key, blob), (key + 1, image)]
+    return ops
 
 
 def make_canvas(board: Board) -> BoardCanvas:
@@ -162,11 +220,18 @@ def full_repaints(canvas: BoardCanvas) -> list[float]:
     return times
 
 
-def main(count: int) -> None:
-    app = QApplication.instance() or QApplication(sys.argv[:1])
+def main(count: int, images: int = 0) -> None:
+    app = cast(QApplication, QApplication.instance() or QApplication(sys.argv[:1]))
     start = time.perf_counter()
-    board = make_board(count)
+    board = make_board(count, images)
     print(f"{count} strokes on the board ({time.perf_counter() - start:.1f} s to build)")
+    if images:
+        sizes = [len(board.blob(d) or b"") for d in board.blob_digests]
+        print(
+            f"{images} pictures of {PICTURE_WIDTH}x{PICTURE_HEIGHT} px among them, PNG "
+            f"{statistics.fmean(sizes) / 1024:.0f} KiB each on average "
+            f"({sum(sizes) / (1 << 20):.1f} MiB of blobs)"
+        )
     print(f"canvas {WIDTH}x{HEIGHT}, device pixel ratio {app.devicePixelRatio():g}")
 
     report("from scratch at 100%", from_scratch(board, app, fitted=False))
@@ -226,4 +291,9 @@ def main(count: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 10_000)
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    parser.add_argument("strokes", nargs="?", type=int, default=10_000)
+    parser.add_argument("--images", type=int, default=0, metavar="M", help="pictures on it")
+    args = parser.parse_args()
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    main(args.strokes, args.images)

@@ -42,7 +42,7 @@ from whiteboard.app.render import bounds, paint_object, paint_parts, text_box
 from whiteboard.app.scene_index import Item, Scene, ZOrder
 from whiteboard.app.tiles import TileCache
 from whiteboard.app.view import View, rect_inflated, rect_intersects, rect_union
-from whiteboard.board import Board, DrawingOp, OpId, OrderKey
+from whiteboard.board import Board, DrawingOp, Image, OpId, OrderKey
 from whiteboard.board.geometry import Rect, compose
 
 # Work done between events (rendering tiles, folding recent objects) stops after this long.
@@ -162,12 +162,13 @@ class BoardLayers:
         only where something changed."""
         board = self._board_source()
         self.shown_board = board
-        # Its pictures decode on worker threads while the tiles paint what lies under them.
-        self.pictures.prefetch(board.blob_digests)
         edits = self._edits
         edits.drop_delivered(board)
         scene = self._scene
         objects = board.objects()
+        # Its pictures decode on worker threads while the tiles paint what lies under them,
+        # bottom first: in the order painting reaches them.
+        self.pictures.prefetch(o.op.digest for o in objects if type(o.op) is Image)
         # Every delivered object goes into the tiles now, the recent ones too: none of this
         # board's is above its top one.
         old_top, recent = self._tile_top, self._recent

@@ -17,18 +17,25 @@ never painted twice for a picture that came late.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize
+from PySide6.QtCore import QBuffer, QByteArray, QIODevice, QSize, Qt
 from PySide6.QtGui import QImage, QImageIOHandler, QImageReader
 
 # The app downscales what it inserts to 2,048 px; a member's own build may allow more. Beyond
 # this a picture is shown scaled down, which a board at any sensible zoom cannot tell.
 MAX_DECODED_SIDE = 4096
 DEFAULT_BUDGET = 512 << 20
-DECODERS = 2  # worker threads for prefetching: this machine class has two cores
+# One worker thread: the UI thread keeps the other core (two vCPUs here, likely siblings of
+# one physical core: two decoders slowed the tiles' painting more than they saved).
+DECODERS = 1
+# A picture shown at less than this share of its pixels is painted from a copy scaled to the
+# size it covers: smooth resampling of all its pixels at every tile it meets cost a board of
+# 50 pictures ~250 ms of its first paint, fitted in view (benchmarks/bench_canvas.py).
+SCALE_BELOW = 0.75
 
 BlobSource = Callable[[bytes], bytes | None]
 
@@ -94,6 +101,8 @@ class Pictures:
         self._blob = blob
         self._budget = budget
         self._decoded: OrderedDict[bytes, QImage | None] = OrderedDict()
+        # Copies scaled to the device pixels they cover, by (digest, width, height).
+        self._scaled: OrderedDict[tuple[bytes, int, int], QImage] = OrderedDict()
         self._bytes = 0
         self._decoding: dict[bytes, Future[QImage | None]] = {}
         self._workers: ThreadPoolExecutor | None = None
@@ -117,9 +126,35 @@ class Pictures:
                 self._workers = ThreadPoolExecutor(DECODERS, thread_name_prefix="pictures")
             self._decoding[digest] = self._workers.submit(decode_picture, data)
 
-    def get(self, digest: bytes) -> QImage | None:
+    def get(self, digest: bytes, covers: tuple[float, float] | None = None) -> QImage | None:
         """The picture of blob ``digest``; None while its bytes have not arrived or if they
-        are not a picture Qt can decode (painted as a frame)."""
+        are not a picture Qt can decode (painted as a frame). ``covers``: the device pixels
+        it will be painted over (width, height); a picture much larger is given scaled down
+        to that, smoothly, once per size."""
+        full = self._full(digest)
+        if full is None or covers is None:
+            return full
+        factor = max(covers[0] / full.width(), covers[1] / full.height())
+        if factor >= SCALE_BELOW:
+            return full
+        width = max(1, math.ceil(full.width() * factor))
+        height = max(1, math.ceil(full.height() * factor))
+        key = (digest, width, height)
+        scaled = self._scaled.get(key)
+        if scaled is not None:
+            self._scaled.move_to_end(key)
+            return scaled
+        scaled = full.scaled(
+            width,
+            height,
+            Qt.AspectRatioMode.IgnoreAspectRatio,
+            Qt.TransformationMode.SmoothTransformation,
+        )
+        self._scaled[key] = scaled
+        self._kept(scaled)
+        return scaled
+
+    def _full(self, digest: bytes) -> QImage | None:
         if digest in self._decoded:
             self._decoded.move_to_end(digest)
             return self._decoded[digest]
@@ -133,11 +168,19 @@ class Pictures:
             image = decode_picture(data)
         self.decodes += 1
         self._decoded[digest] = image
-        self._bytes += _cost(image)
-        while self._bytes > self._budget and len(self._decoded) > 1:
-            _, dropped = self._decoded.popitem(last=False)
-            self._bytes -= _cost(dropped)
+        self._kept(image)
         return image
+
+    def _kept(self, image: QImage | None) -> None:
+        """Count ``image`` in; let the least recently used go, scaled copies first, while
+        over the budget (never the picture just kept)."""
+        self._bytes += _cost(image)
+        while self._bytes > self._budget and len(self._scaled) > 1:
+            _, dropped = self._scaled.popitem(last=False)
+            self._bytes -= _cost(dropped)
+        while self._bytes > self._budget and len(self._decoded) > 1:
+            _, full = self._decoded.popitem(last=False)
+            self._bytes -= _cost(full)
 
     def size_of(self, digest: bytes) -> tuple[int, int] | None:
         image = self.get(digest)
@@ -146,6 +189,7 @@ class Pictures:
     def clear(self) -> None:
         """Forget every picture (a board replaced by another)."""
         self._decoded.clear()
+        self._scaled.clear()
         self._decoding.clear()
         self._bytes = 0
 

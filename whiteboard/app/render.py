@@ -25,7 +25,6 @@ from PySide6.QtGui import (
     QColor,
     QFont,
     QFontMetricsF,
-    QImage,
     QPainter,
     QPainterPath,
     QPen,
@@ -404,7 +403,7 @@ def paint_object(
     elif isinstance(op, Shape):
         paint_shape(painter, op, min_width)
     elif isinstance(op, Image):
-        paint_image(painter, op, None if pictures is None else pictures.get(op.digest))
+        paint_image(painter, op, pictures)
     else:
         painter.setPen(colour(op.colour))
         painter.setFont(text_font(op.font_size))
@@ -416,14 +415,20 @@ _FRAME_FILL = QColor(0xE8, 0xE8, 0xEC)
 _FRAME_LINE = QColor(0x90, 0x90, 0x9A)
 
 
-def paint_image(painter: QPainter, op: Image, picture: QImage | None) -> None:
-    """``picture`` stretched to ``op``'s box at its opacity, or a frame while it is None."""
+def paint_image(painter: QPainter, op: Image, pictures: Pictures | None) -> None:
+    """``op``'s picture stretched to its box at its opacity, or a frame while there is none."""
     box = QRectF(op.x, op.y, op.width, op.height)
+    picture = None
+    if pictures is not None:
+        covers = painter.deviceTransform().mapRect(box)  # a turned one: its bounding box
+        picture = pictures.get(op.digest, (covers.width(), covers.height()))
     opacity = painter.opacity()
     painter.setOpacity(opacity * op.opacity / 255.0)
     if picture is not None:
+        smooth = painter.testRenderHint(QPainter.RenderHint.SmoothPixmapTransform)
         painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, True)
         painter.drawImage(box, picture)
+        painter.setRenderHint(QPainter.RenderHint.SmoothPixmapTransform, smooth)
     else:
         pen = QPen(_FRAME_LINE, 0.0, Qt.PenStyle.DashLine)  # cosmetic: thin at every zoom
         painter.setPen(pen)
