@@ -192,3 +192,33 @@ def test_pictures_decode_once_ahead_of_painting_and_refuse_what_is_not_one() -> 
     small.get(b"b")
     small.get(b"r")
     assert small.decodes == 3
+
+
+@pytest.mark.network
+def test_file_insert_image_asks_for_a_file_and_puts_it_in_the_middle_of_the_view(
+    qtbot: QtBot,
+    window: MainWindow,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from PySide6.QtWidgets import QFileDialog
+
+    path = tmp_path / "plan.png"
+    path.write_bytes(png(30, 20))
+    asked: list[str] = []
+
+    def choose(parent: object, caption: str, folder: str, filters: str) -> tuple[str, str]:
+        asked.append(filters)  # the edge of the test: the system's file dialog
+        return str(path), ""
+
+    monkeypatch.setattr(QFileDialog, "getOpenFileName", staticmethod(choose))
+    action = window.clipboard.images.insert_action
+    assert action.shortcut().toString() == "Ctrl+Shift+I"
+    assert action in window.menuBar().actions()[0].menu().actions()  # File
+    action.trigger()
+    qtbot.waitUntil(lambda: len(images(window)) == 1, timeout=WAIT_MS)
+    assert "*.png" in asked[0] and "*.jpg" in asked[0]
+    [image] = images(window)
+    canvas = window.canvas
+    middle = canvas.view.to_board(canvas.width() / 2, canvas.height() / 2)
+    assert (image.x + 15, image.y + 10) == pytest.approx(middle)
