@@ -183,9 +183,21 @@ def test_pictures_decode_once_ahead_of_painting_and_refuse_what_is_not_one() -> 
     store = {b"r": red, b"b": blue, b"x": b"\x89PNG\r\n\x1a\n" + bytes(64)}
     pictures = Pictures(store.get)
     pictures.prefetch([b"r", b"b", b"x", b"missing"])  # x: no size in its header, skipped
-    assert pictures.size_of(b"r") == (40, 30) and pictures.size_of(b"b") == (20, 10)
+    red_picture, blue_picture = pictures.get(b"r"), pictures.get(b"b")
+    assert red_picture is not None and red_picture.size().toTuple() == (40, 30)
+    assert blue_picture is not None and blue_picture.size().toTuple() == (20, 10)
     assert pictures.get(b"r") is pictures.get(b"r") and pictures.decodes == 2
     assert pictures.get(b"x") is None and pictures.get(b"missing") is None
+    # Decodes under way count against the budget across prefetches (a replay's jumps): half
+    # of this budget holds the red picture and the blue one, not a second red.
+    store[b"r2"] = png(40, 30, QColor(200, 10, 10))
+    tight = Pictures(store.get, budget=2 * (40 * 30 + 20 * 10) * 4)
+    tight.prefetch([b"r"])
+    tight.prefetch([b"r2"])
+    assert set(tight._decoding) == {b"r"}
+    tight.get(b"r")
+    tight.prefetch([b"b"])
+    assert set(tight._decoding) == {b"b"}
     # A budget that holds one picture keeps the latest used.
     small = Pictures(store.get, budget=40 * 30 * 4)
     small.get(b"r")

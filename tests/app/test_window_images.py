@@ -46,8 +46,7 @@ def picture() -> bytes:
 
 
 def the_image(window: MainWindow) -> Image | None:
-    found = [obj.op for obj in window.replica.board.objects() if isinstance(obj.op, Image)]
-    return found[0] if found else None
+    return the_image_of(window.replica.board)
 
 
 def green_corner(image: Image) -> tuple[float, float]:

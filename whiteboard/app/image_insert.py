@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, QMimeData, QObject, Qt
+from PySide6.QtCore import QEvent, QMimeData, QObject
 from PySide6.QtGui import (
     QAction,
     QDragEnterEvent,
@@ -27,7 +27,12 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QFileDialog, QWidget
 
 from whiteboard.app.canvas import BoardCanvas
-from whiteboard.app.pictures import decode_picture, encode_picture, picture_size
+from whiteboard.app.pictures import (
+    decode_picture,
+    encode_picture,
+    picture_size,
+    smoothly_scaled,
+)
 from whiteboard.app.tools import ToolKind
 from whiteboard.board import Blob, Board, Image, Op, encode_op
 from whiteboard.board.ops import MAX_BLOB_BYTES, image_format
@@ -89,11 +94,8 @@ def fit_image(image: QImage, max_side: int, max_bytes: int) -> Prepared:
 
 
 def _scaled(image: QImage, factor: float) -> QImage:
-    return image.scaled(
-        max(1, round(image.width() * factor)),
-        max(1, round(image.height() * factor)),
-        Qt.AspectRatioMode.IgnoreAspectRatio,
-        Qt.TransformationMode.SmoothTransformation,
+    return smoothly_scaled(
+        image, max(1, round(image.width() * factor)), max(1, round(image.height() * factor))
     )
 
 

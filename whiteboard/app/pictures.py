@@ -81,6 +81,16 @@ def decode_picture(data: bytes, max_side: int = MAX_DECODED_SIDE) -> QImage | No
     return image
 
 
+def smoothly_scaled(image: QImage, width: int, height: int) -> QImage:
+    """``image`` resampled to ``width`` x ``height`` pixels, smoothly."""
+    return image.scaled(
+        width,
+        height,
+        Qt.AspectRatioMode.IgnoreAspectRatio,
+        Qt.TransformationMode.SmoothTransformation,
+    )
+
+
 def encode_picture(image: QImage, form: str = "PNG", quality: int = -1) -> bytes:
     """``image`` encoded as ``form`` ("PNG", "JPEG"; ``quality`` 0-100 or -1 for Qt's
     default); ValueError if Qt cannot."""
@@ -104,14 +114,17 @@ class Pictures:
         # Copies scaled to the device pixels they cover, by (digest, width, height).
         self._scaled: OrderedDict[tuple[bytes, int, int], QImage] = OrderedDict()
         self._bytes = 0
-        self._decoding: dict[bytes, Future[QImage | None]] = {}
+        # Decodes under way, with what each will hold (by its header), counted against the
+        # budget until painting takes it: so that prefetches for one board after another (a
+        # replay's jumps) cannot pile up decodes nobody painted.
+        self._decoding: dict[bytes, tuple[Future[QImage | None], int]] = {}
         self._workers: ThreadPoolExecutor | None = None
         self.decodes = 0  # for tests and benchmarks: how often bytes were decoded
 
     def prefetch(self, digests: Iterable[bytes]) -> None:
         """Start decoding these pictures on worker threads, as many as half the budget
         holds by their headers' sizes (the rest is decoded when painted)."""
-        room = self._budget // 2 - self._bytes
+        room = self._budget // 2 - self._bytes - sum(cost for _, cost in self._decoding.values())
         for digest in digests:
             if digest in self._decoded or digest in self._decoding:
                 continue
@@ -119,12 +132,13 @@ class Pictures:
             size = None if data is None else picture_size(data)
             if data is None or size is None:
                 continue
-            room -= 4 * min(size[0], MAX_DECODED_SIDE) * min(size[1], MAX_DECODED_SIDE)
+            cost = 4 * min(size[0], MAX_DECODED_SIDE) * min(size[1], MAX_DECODED_SIDE)
+            room -= cost
             if room < 0:
                 break
             if self._workers is None:
                 self._workers = ThreadPoolExecutor(DECODERS, thread_name_prefix="pictures")
-            self._decoding[digest] = self._workers.submit(decode_picture, data)
+            self._decoding[digest] = (self._workers.submit(decode_picture, data), cost)
 
     def get(self, digest: bytes, covers: tuple[float, float] | None = None) -> QImage | None:
         """The picture of blob ``digest``; None while its bytes have not arrived or if they
@@ -144,12 +158,7 @@ class Pictures:
         if scaled is not None:
             self._scaled.move_to_end(key)
             return scaled
-        scaled = full.scaled(
-            width,
-            height,
-            Qt.AspectRatioMode.IgnoreAspectRatio,
-            Qt.TransformationMode.SmoothTransformation,
-        )
+        scaled = smoothly_scaled(full, width, height)
         self._scaled[key] = scaled
         self._kept(scaled)
         return scaled
@@ -158,9 +167,9 @@ class Pictures:
         if digest in self._decoded:
             self._decoded.move_to_end(digest)
             return self._decoded[digest]
-        future = self._decoding.pop(digest, None)
-        if future is not None:
-            image = future.result()  # mostly done already, the strokes under it took longer
+        decoding = self._decoding.pop(digest, None)
+        if decoding is not None:
+            image = decoding[0].result()  # mostly done: the strokes under it took longer
         else:
             data = self._blob(digest)
             if data is None:
@@ -182,16 +191,6 @@ class Pictures:
             _, full = self._decoded.popitem(last=False)
             self._bytes -= _cost(full)
 
-    def size_of(self, digest: bytes) -> tuple[int, int] | None:
-        image = self.get(digest)
-        return None if image is None else (image.width(), image.height())
-
-    def clear(self) -> None:
-        """Forget every picture (a board replaced by another)."""
-        self._decoded.clear()
-        self._scaled.clear()
-        self._decoding.clear()
-        self._bytes = 0
 
 
 def _cost(image: QImage | None) -> int:
