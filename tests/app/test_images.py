@@ -234,3 +234,18 @@ def test_file_insert_image_asks_for_a_file_and_puts_it_in_the_middle_of_the_view
     canvas = window.canvas
     middle = canvas.view.to_board(canvas.width() / 2, canvas.height() / 2)
     assert (image.x + 15, image.y + 10) == pytest.approx(middle)
+
+
+def test_an_image_shows_a_frame_until_its_bytes_arrive_then_its_picture(qtbot: QtBot) -> None:
+    from tests.app.test_canvas import make_canvas, pixel, rendered
+    from whiteboard.board import Board
+
+    blob = Blob((7, 1), png(40, 30))
+    board = Board()
+    board.apply((2,), Image((8, 1), blob.digest, 100, 100, 40, 30))  # another's, pasted again
+    canvas = make_canvas(qtbot, board)
+    canvas.show()
+    x, y = canvas.view.to_widget(120, 115)
+    assert pixel(rendered(canvas), x, y) != RED  # the frame, grey
+    canvas.board_changed(board.apply((1,), blob))  # late: before the image in key order
+    assert pixel(rendered(canvas), x, y) == RED

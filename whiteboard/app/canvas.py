@@ -467,13 +467,12 @@ class BoardCanvas(QWidget):
         if change is None or self.board is not self._layers.shown_board:
             self._rebuild()
             return
-        pending = self._edits.pending(change.op_id)
         board = self.board
-        applied = board.op(change.op_id) if change.op_id in board else None  # a replay's: none
-        if isinstance(pending, Blob) or isinstance(applied, Blob):
-            self._edits.withdraw(change.op_id)
+        if change.op_id in board and isinstance(board.op(change.op_id), Blob):  # a replay's
+            self._edits.withdraw(change.op_id)  # jump is not on the board: not one of these
             self._layers.repaint(change.changed)  # images whose bytes arrived
             return
+        pending = self._edits.pending(change.op_id)
         ids = set(change.affected)
         if pending is not None:
             ids.update(targets(pending))
