@@ -249,3 +249,44 @@ def test_an_image_shows_a_frame_until_its_bytes_arrive_then_its_picture(qtbot: Q
     assert pixel(rendered(canvas), x, y) != RED  # the frame, grey
     canvas.board_changed(board.apply((1,), blob))  # late: before the image in key order
     assert pixel(rendered(canvas), x, y) == RED
+
+
+@pytest.mark.parametrize("forward_first", [True, False])
+def test_a_replay_shows_a_frame_before_the_bytes_arrived_and_the_picture_after(
+    qtbot: QtBot, tmp_path: Path, forward_first: bool
+) -> None:
+    """An image delivered before its bytes (another's paste of a picture already sent, the
+    bytes late): a replay shows the frame, then the picture, whichever way and however far
+    the person moves in time; also back to before the bytes, with the picture decoded."""
+    from tests.replay.handmade import at, write_log
+    from whiteboard.app.replay_window import ReplayWindow
+    from whiteboard.board import Op, Stroke, encode_op
+    from whiteboard.replay import load_timeline
+    from whiteboard.sessionlog import DeliveredRecord
+
+    blob = Blob((7, 1), png(40, 30))
+    image = Image((8, 1), blob.digest, 100, 100, 40, 30)
+    ink = Stroke((8, 2), (300.0, 300.0, 320.0, 310.0), 0xFF000000, 2.0)  # something after
+    steps: list[tuple[float, Op]] = [(1.0, image), (2.0, blob), (3.0, ink)]
+    records = [
+        DeliveredRecord(at(t), op.id.author, (n,), at(t), False, encode_op(op))
+        for n, (t, op) in enumerate(steps, start=1)
+    ]
+    window = ReplayWindow(load_timeline(write_log(tmp_path / "late-bytes.wblog", records)))
+    qtbot.addWidget(window)
+    window.resize(900, 700)
+    window.show()
+    window.fit_recording()
+
+    def shows_picture() -> bool:
+        canvas = window.canvas
+        canvas.finish_rendering()
+        shot = canvas.grab().toImage()
+        x, y = canvas.view.to_widget(120, 115)
+        ratio = shot.devicePixelRatio()
+        return shot.pixelColor(round(x * ratio), round(y * ratio)) == RED
+
+    moves = [1.5, 3.5, 1.5, 2.5, 0.5, 3.5] if forward_first else [3.5, 1.5, 3.5, 0.5, 2.5]
+    for seconds in moves:
+        window.seek_to(at(seconds))
+        assert shows_picture() == (seconds > 2.0), seconds

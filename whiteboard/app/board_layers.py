@@ -94,6 +94,9 @@ class BoardLayers:
         self._recent: dict[OpId, ZOrder] = {}
         # The board last shown by rebuild(): another one is shown afresh, not per Change.
         self.shown_board: Board | None = None
+        # The blobs the images shown were painted with: a board shown afresh that holds other
+        # ones (a replay's jump across a BLOB) repaints the images they show.
+        self._blobs_shown: frozenset[bytes] = frozenset()
         self._recent_timer = QTimer(parent)
         self._recent_timer.setSingleShot(True)
         self._recent_timer.timeout.connect(self._fold_step)
@@ -148,6 +151,11 @@ class BoardLayers:
         self._invalidate_tiles(tile_dirty)
         self._refresh(screen_dirty)
         self._settle_recent()
+
+    def blob_arrived(self, digest: bytes, ids: Iterable[OpId]) -> None:
+        """The bytes of ``digest`` arrived: the images ``ids`` show them now."""
+        self._blobs_shown |= {digest}
+        self.repaint(ids)
 
     def repaint(self, ids: Iterable[OpId]) -> None:
         """Paint these objects again as they are (an image whose bytes arrived)."""
@@ -211,6 +219,11 @@ class BoardLayers:
             # Too many to repaint at once: the tiles they meet are rendered afresh, a slice
             # at a time (see BoardCanvas._render_step), and the others are kept.
             self._tiles.drop([item.rect for item in itertools.chain(gone, new)])
+        blobs = frozenset(board.blob_digests)
+        if blobs != self._blobs_shown:
+            flipped = blobs ^ self._blobs_shown
+            self._blobs_shown = blobs
+            self.repaint(o.id for o in objects if type(o.op) is Image and o.op.digest in flipped)
 
     def prepare(self, drawings: Iterable[tuple[DrawingOp, OrderKey]]) -> None:
         """Get ready to show these drawings (a recording's, when its replay opens) where

@@ -468,9 +468,10 @@ class BoardCanvas(QWidget):
             self._rebuild()
             return
         board = self.board
-        if change.op_id in board and isinstance(board.op(change.op_id), Blob):  # a replay's
-            self._edits.withdraw(change.op_id)  # jump is not on the board: not one of these
-            self._layers.repaint(change.changed)  # images whose bytes arrived
+        blob = board.op(change.op_id) if change.op_id in board else None  # a replay's jump
+        if isinstance(blob, Blob):  # is not on the board: not one of these
+            self._edits.withdraw(change.op_id)
+            self._layers.blob_arrived(blob.digest, change.changed)  # images showing them
             return
         pending = self._edits.pending(change.op_id)
         ids = set(change.affected)

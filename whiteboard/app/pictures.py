@@ -164,6 +164,10 @@ class Pictures:
         return scaled
 
     def _full(self, digest: bytes) -> QImage | None:
+        if self._blob(digest) is None:
+            # Not on the board shown (a replay moved back to before its bytes arrived):
+            # painted as a frame, as it was then, though its decoded picture is kept.
+            return None
         if digest in self._decoded:
             self._decoded.move_to_end(digest)
             return self._decoded[digest]
@@ -172,8 +176,7 @@ class Pictures:
             image = decoding[0].result()  # mostly done: the strokes under it took longer
         else:
             data = self._blob(digest)
-            if data is None:
-                return None  # not here yet: asked again when painted again
+            assert data is not None  # checked above
             image = decode_picture(data)
         self.decodes += 1
         self._decoded[digest] = image

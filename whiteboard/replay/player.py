@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from whiteboard.board import (
+    Blob,
     Board,
     BoardObject,
     Change,
@@ -154,8 +155,10 @@ class Replay:
             return None
         touched: set[OpId] = set()
         for step in steps:
-            if not isinstance(step, OpStep):
-                return None  # a board given on joining
+            if not isinstance(step, OpStep) or isinstance(step.op, Blob):
+                # A board given on joining; or a picture's bytes, which change no object but
+                # how the images showing them are painted: the board is shown afresh.
+                return None
             op: Op | None = step.op
             if isinstance(op, Undo | Redo):
                 op = self._ops.get(op.target)
