@@ -262,3 +262,44 @@ def test_a_station_is_never_woken_before_its_local_deadline(offset: float, drift
         network.run(until=network.now + 0.1)
         assert core.timer is None, f"deadline {k} never fired"
         assert len(core.timer_calls) == 1  # woken once, when due
+
+
+def _arrival_log(network: SimNetwork, stations: list[SimStation]) -> list[tuple[float, int, int]]:
+    return sorted(
+        (at, stations.index(s), int.from_bytes(d, "big"))
+        for s in stations
+        for at, d, a in probe(s).arrivals
+        if a == stations[0].address
+    )
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.3])
+def test_a_multicast_fanned_out_at_one_instant_is_the_same_as_one_entry_each(
+    loss: float, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without jitter, duplication, reordering, links of their own or a partition, one
+    multicast datagram's arrivals are queued as one entry (issue 18): the same arrivals, in
+    the same order, the same loss draws and the same count of events."""
+
+    def run() -> tuple[list[tuple[float, int, int]], int, int, list[list[bytes]]]:
+        network, stations = build(6, loss=loss)
+        blast(network, stations[0], 200)
+        network.run(until=5.0)
+        order = [[d for _, d, _ in probe(s).arrivals] for s in stations]
+        log = _arrival_log(network, stations)
+        return log, network.events_processed, network.stats.losses_injected, order
+
+    fanned = run()
+    monkeypatch.setattr(SimNetwork, "_uniform", lambda self: False)
+    assert run() == fanned
+
+
+def test_a_stop_in_the_middle_of_a_fan_out_leaves_the_rest_for_the_next_run() -> None:
+    network, stations = build(5)
+    blast(network, stations[0], 1)
+    got = lambda: sum(len(received(s, stations[0])) for s in stations[1:])  # noqa: E731
+    assert network.run(until=1.0, stop=lambda: got() == 2)
+    assert got() == 2 and [len(received(s, stations[0])) for s in stations[1:3]] == [1, 1]
+    assert not network.run(until=1.0)
+    assert [received(s, stations[0]) for s in stations] == [[0]] * 5
+    assert network.events_processed == 1 + 5  # the send, then an arrival at each (its own too)
