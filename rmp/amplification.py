@@ -30,10 +30,15 @@ class AddressCredit:
 
     def received(self, address: Address, size: int) -> None:
         credit = self._credit
-        credit[address] = min(MAX_CREDIT, credit.get(address, 0) + AMPLIFICATION * size)
+        held = credit.get(address)
+        if held is None:  # a new address, the most recently heard (at the end)
+            credit[address] = min(MAX_CREDIT, AMPLIFICATION * size)
+            if len(credit) > MAX_ADDRESSES:
+                credit.popitem(last=False)
+            return
+        if held < MAX_CREDIT:  # (at the bound it stays there)
+            credit[address] = min(MAX_CREDIT, held + AMPLIFICATION * size)
         credit.move_to_end(address)
-        if len(credit) > MAX_ADDRESSES:
-            credit.popitem(last=False)
 
     def spend(self, address: Address, size: int) -> bool:
         """Whether ``size`` bytes may go to ``address`` point to point (and, if so, spent)."""

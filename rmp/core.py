@@ -26,14 +26,13 @@ from __future__ import annotations
 
 import random
 from collections.abc import Mapping, Sequence
-from itertools import chain
 
 from coreapi import Address, MemberState, Outgoing, UpperLayer
 from coreapi.seqnum import unwrap
 from rmp.admission import Admission
 from rmp.answer import AnswerLinks, JoinAnswers
 from rmp.context import COUNTERS, MAX_MESSAGE, MAX_PACKET, MAX_PAYLOAD, Phase, Shared
-from rmp.digest import options_to_read
+from rmp.digest import join_of, options_to_read
 from rmp.image import image_owner
 from rmp.join import Joiner, JoinLinks
 from rmp.members import Members
@@ -318,15 +317,26 @@ class RmpCore:
 
     def _compute_timer(self) -> float | None:
         s = self._shared
-        if s.phase is Phase.FINISHED:
+        phase = s.phase
+        if phase is Phase.FINISHED:
             return None
         # O(1) in the number of stations: their deadlines are kept in the station list's heap.
-        # Computed after every datagram that did any work: one running minimum, no list.
+        # Computed after every datagram that did any work: one running minimum, no list, and
+        # a part's deadlines asked for only when it can have any (issue 18: a tenth of a
+        # 100-member run was this).
         best: float | None = None
-        for due in chain(
-            self._joiner.deadlines(), self._answers.deadlines(), self._sender.deadlines()
-        ):
-            best = due if best is None or due < best else best
+        joining = phase is not Phase.READY and phase is not Phase.LEAVING  # or new
+        if joining:  # the joiner has deadlines only while listening, joining or in the image
+            for due in self._joiner.deadlines():
+                best = due if best is None or due < best else best
+        answers = self._answers
+        if answers.due or answers.answered:
+            for due in answers.deadlines():
+                best = due if best is None or due < best else best
+        sender = self._sender
+        if sender.sends or sender.image_jobs:  # nothing to send, no image: no deadline
+            for due in sender.deadlines():
+                best = due if best is None or due < best else best
         for maybe in (
             s.stations.next_due(),
             self._repair.repairs_due(),
@@ -338,7 +348,7 @@ class RmpCore:
         ):
             if maybe is not None and (best is None or maybe < best):
                 best = maybe
-        if s.serving():
+        if not joining:  # s.serving(): ready or leaving
             keepalive = s.last_sent_at + self._p.keepalive
             best = keepalive if best is None or keepalive < best else best
         return best
@@ -347,12 +357,7 @@ class RmpCore:
 
     def _on_packet(self, packet: RmpPacket, addr: Address, now: float) -> None:
         options = packet.options
-        # Scanned for in C first: a packet may carry a Confirm for every station (§2.3).
-        join = (
-            next((o for o in options if type(o) is Join), None)
-            if Join in map(type, options)
-            else None
-        )
+        join = join_of(packet)  # a packet may carry a Confirm for every station (§2.3)
         station = self._members.heard(packet.source, now, addr, joining=join is not None)
         if station is None:
             return
@@ -372,7 +377,9 @@ class RmpCore:
         to_read: Sequence[Option] = options
         if not station.joined_again:
             # The Confirms that name what we hold are skipped, in C (rmp/digest.py).
-            to_read = options_to_read(packet, self._shared.stations.wire_last_valid)
+            to_read = options_to_read(
+                packet, self._shared.stations.wire_last_valid, self.member_id
+            )
         for option in to_read:
             if type(option) is Confirm:  # the most frequent: one per station (§2.3)
                 self._reminder.on_confirm(station, option, now)
@@ -382,6 +389,7 @@ class RmpCore:
             elif isinstance(option, Retransmit):
                 self._repair.on_retransmit(option, now)
         if packet.data is not None:
+            self._reminder.heard_data(station, now)  # §2.4: does it have our last packet?
             self._sequencer.on_data(station, packet, now, live=True)
         else:
             # A control packet carries our peer's current S_n (§4.1): a higher one than we

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from coreapi.memo import DecodeMemo
-from rmp.wire import Confirm, Nack, NackRange, Option, Retransmit, RmpPacket
+from rmp.wire import Confirm, Join, Nack, NackRange, Option, Retransmit, RmpPacket
 
 # Below this many options a packet is read option by option: digesting costs about what it
 # saves when a single member reads it.
@@ -43,6 +43,7 @@ class ConfirmDigest:
     # Every Confirm comes before every option that acts, and no source is confirmed twice:
     # only then may the Confirms that differ be read first, and by source.
     usable: bool
+    join: Join | None  # the first Join option (rest holds every option but the Confirms)
 
 
 def digest(packet: RmpPacket) -> ConfirmDigest:
@@ -63,7 +64,10 @@ def digest(packet: RmpPacket) -> ConfirmDigest:
     held_of: Callable[[Mapping[int, int]], object] = (
         operator.itemgetter(*on_wire) if on_wire else _nothing
     )
-    return ConfirmDigest(on_wire, confirms, place, tuple(rest), held_of, held_of(on_wire), usable)
+    join = next((option for option in rest if type(option) is Join), None)
+    return ConfirmDigest(
+        on_wire, confirms, place, tuple(rest), held_of, held_of(on_wire), usable, join
+    )
 
 
 def _nothing(_: Mapping[int, int]) -> object:
@@ -74,25 +78,51 @@ def _nothing(_: Mapping[int, int]) -> object:
 digest_once: DecodeMemo[RmpPacket, ConfirmDigest] = DecodeMemo(digest, kinds=(RmpPacket,))
 
 
-def options_to_read(packet: RmpPacket, held: Mapping[int, int]) -> Sequence[Option]:
+def join_of(packet: RmpPacket) -> Join | None:
+    """The packet's first Join option, if any: found among the few options that are not
+    Confirms (a join answer or a data packet may carry one per station, §2.3, §2.8)."""
+    options = packet.options
+    if len(options) >= DIGEST_FROM:
+        return digest_once(packet).join
+    if Join not in map(type, options):  # in C
+        return None
+    return next(o for o in options if type(o) is Join)
+
+
+def options_to_read(packet: RmpPacket, held: dict[int, int], own: int) -> Sequence[Option]:
     """The options of ``packet`` a member must read, in order, given ``held``: the last number
     (16 bits) of each station whose start it has settled. The caller makes sure the Confirms
     skipped would do nothing else: its sender did not just restart (a Confirm of its own
     number is then its resumption marker, §2.8). A stranger's are skipped too: a Confirm of
-    what we hold is no hearsay (Reminder.on_confirm)."""
+    what we hold is no hearsay (Reminder.on_confirm). A Confirm of ``own`` packets (the
+    member's: never in ``held``) is always read: it says how far its sender has got (§2.4)."""
     options = packet.options
     if len(options) < DIGEST_FROM:
         return options
     summary = digest_once(packet)
     if not summary.usable:
         return options
-    try:
-        # The usual case, every Confirm at the number we hold: one C call and one tuple
-        # comparison (a KeyError: a station we hold nothing settled for, read below).
-        if summary.held_of(held) == summary.wire_values:
-            return summary.rest
-    except KeyError:
-        pass
+    mine = summary.on_wire.get(own)
+    if mine is not None and own not in held:
+        # The usual data packet confirms the member's own last packet too (every member reads
+        # a packet of a group drawing in turns): compared as if held, then read first.
+        held[own] = mine
+        try:
+            same = summary.held_of(held) == summary.wire_values
+        except KeyError:
+            same = False
+        finally:
+            del held[own]
+        if same:
+            return (summary.confirms[own], *summary.rest)
+    else:
+        try:
+            # The usual case, every Confirm at the number we hold: one C call and one tuple
+            # comparison (a KeyError: a station we hold nothing settled for, read below).
+            if summary.held_of(held) == summary.wire_values:
+                return summary.rest
+        except KeyError:
+            pass
     differ = summary.on_wire.items() - held.items()
     place = summary.place
     sources = sorted((source for source, _ in differ), key=place.__getitem__)

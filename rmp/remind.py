@@ -11,6 +11,13 @@ from rmp.wire import HEADER_SIZE, SOURCE_SIZE, Confirm, Remind, RmpPacket
 
 # Packets past a station's own S_n (§4.1) that a stranger's confirmation may reveal (issue 17).
 STRANGER_HEARSAY = 8
+# From this many stations on, a first reminder waits while others' data packets keep
+# confirming our last packet (Reminder.remind), at most PATIENT_REMINDS periods more.
+PATIENT_STATIONS = 16
+PATIENT_REMINDS = 4
+# ... and is sent at once when this many stations' data packets, sent after ours reached them,
+# confirm it no more than anyone else has: nobody got it (Reminder.heard_data).
+UNCONFIRMED_BY = 3
 
 
 class Reminder:
@@ -25,18 +32,29 @@ class Reminder:
         self.remind_count = 0
         self.next_remind_at: float | None = None
         self._confirm_cursor = 0
+        self._confirmed_lately = False  # a station confirmed our last packet this period
+        self._patience = 0  # periods the first reminder was put off (PATIENT_REMINDS)
+        self._sent_at = 0.0  # when our last packet left
+        self._confirmed_any = False  # a station confirmed it
+        self._lacking: set[int] = set()  # stations whose data since did not (UNCONFIRMED_BY)
 
     def sent(self, packet: RmpPacket, now: float) -> None:
         """We multicast a new data packet (§2.2): it is the one to remind from now on."""
         p = self._s.params
         self.last_data = packet
         self.remind_count = 0
+        self._confirmed_lately = False
+        self._patience = 0
+        self._sent_at = now
+        self._confirmed_any = False
+        self._lacking.clear()
         self.next_remind_at = now + self._s.rng.uniform(p.remind_min, p.remind_max)
 
     def hurry(self, now: float) -> None:
         """The send window is closed: ask for confirmations now rather than at the next
         reminder; a reminder is answered by every station that has our last packet (§2.4)."""
         soon = now + self._s.params.remind_min
+        self._patience = PATIENT_REMINDS  # no more waiting: the window needs them now
         if self.next_remind_at is None or self.next_remind_at > soon:
             self.next_remind_at = soon
 
@@ -61,6 +79,8 @@ class Reminder:
         if source == s.member_id:
             seq = unwrap(option.seq, s.seq)
             if seq <= s.seq:  # a confirmation of a packet we never sent is nobody's
+                if seq == s.seq and confirmer.confirmed_mine < seq:
+                    self._confirmed_lately = self._confirmed_any = True
                 confirmer.confirmed_mine = max(confirmer.confirmed_mine, seq)
             elif not self._previous_run_reported and not confirmer.stranger:
                 # ... or of a previous run of ours under this id, which no join answer told us
@@ -99,6 +119,27 @@ class Reminder:
             seq = station.source_seq + STRANGER_HEARSAY
         # §2.6: a third station confirms a packet we never got.
         self._sequencer.detect_gap(station, seq, now)
+
+    def heard_data(self, station: Station, now: float) -> None:
+        """A data packet of ``station``'s, its confirmations read. Once ours has had time to
+        reach it (an eighth of remind_min), its next data packet confirms ours if it has it
+        (its A flag, §2.3). In a large group, when UNCONFIRMED_BY stations' packets do not and
+        none has, nobody got it (§2.4's first case; lost at our link, say): the first reminder,
+        a copy of it, goes at once rather than a period after. [extension, docs/rmp.md]"""
+        s = self._s
+        if (
+            self._confirmed_any
+            or self.remind_count
+            or self.next_remind_at is None
+            or station.confirmed_mine >= s.seq
+            or now < self._sent_at + s.params.remind_min / 8
+            or station.stranger
+            or len(s.stations) < PATIENT_STATIONS
+        ):
+            return
+        self._lacking.add(station.ident)
+        if len(self._lacking) >= UNCONFIRMED_BY and self.next_remind_at > now:
+            self.next_remind_at = now
 
     def confirm_options(self, budget: int) -> tuple[list[Confirm], list[Station]]:
         """Confirm options for the stations whose last packet we have not confirmed yet in a
@@ -160,6 +201,16 @@ class Reminder:
         if self.remind_count >= s.params.remind_limit:
             self.next_remind_at = None
             s.upper.protocol_event("remind_gave_up", {"seq": s.seq})
+            return
+        if (
+            self.remind_count == 0
+            and self._confirmed_lately
+            and self._patience < PATIENT_REMINDS
+            and len(s.stations) >= PATIENT_STATIONS
+        ):
+            self._confirmed_lately = False
+            self._patience += 1
+            self.next_remind_at = now + s.rng.uniform(s.params.remind_min, s.params.remind_max)
             return
         self.remind_count += 1
         assert last.data is not None

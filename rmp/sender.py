@@ -114,7 +114,9 @@ class Sender:
         phase = self._s.phase
         if phase is not Phase.READY and not (phase is Phase.LEAVING and self.sends):
             return False
-        if not self.sends and not any(self._window_open(j) for j in self.image_jobs.values()):
+        if not self.sends and not (
+            self.image_jobs and any(self._window_open(j) for j in self.image_jobs.values())
+        ):
             return False  # nothing to send: no need to look at every station's window
         return self.send_window_open()
 

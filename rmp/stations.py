@@ -5,7 +5,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from coreapi import MemberState
@@ -208,7 +208,8 @@ class StationList:
         self._due: list[tuple[float, int, int]] = []
         self._order = itertools.count()
         self.window_version = WindowVersion()
-        self.wire_last_valid: Mapping[int, int] = self.window_version.wire_last_valid
+        # (A dict: rmp/digest.py puts our own number in for the length of one comparison.)
+        self.wire_last_valid: dict[int, int] = self.window_version.wire_last_valid
 
     def __len__(self) -> int:
         return len(self._stations)

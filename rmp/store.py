@@ -25,6 +25,9 @@ class RetentionStore:
         self._packets: OrderedDict[tuple[int, int], Stored] = OrderedDict()
         self._evicted: OrderedDict[tuple[int, int], None] = OrderedDict()
         self.evictions = 0
+        # next_expiry(), kept until the oldest packet changes: asked after every datagram.
+        self._expiry: float | None = None
+        self._expiry_known = True
 
     def __len__(self) -> int:
         return len(self._packets)
@@ -33,6 +36,8 @@ class RetentionStore:
         key = (source, seq)
         if key in self._packets:
             return
+        if not self._packets:
+            self._expiry_known = False  # the oldest is this one
         self._packets[key] = Stored(packet, now)
         while len(self._packets) > self.max_count:
             self._evict_oldest()
@@ -47,6 +52,7 @@ class RetentionStore:
         restart), so a scan of the bounded store is fine."""
         for key in [k for k in self._packets if k[0] == source and k[1] > seq]:
             del self._packets[key]
+        self._expiry_known = False
 
     def was_evicted(self, source: int, seq: int) -> bool:
         return (source, seq) in self._evicted
@@ -59,12 +65,17 @@ class RetentionStore:
             self._evict_oldest()
 
     def next_expiry(self) -> float | None:
-        if not self._packets:
-            return None
-        return next(iter(self._packets.values())).stored_at + self.max_age
+        if not self._expiry_known:
+            packets = self._packets
+            self._expiry = (
+                next(iter(packets.values())).stored_at + self.max_age if packets else None
+            )
+            self._expiry_known = True
+        return self._expiry
 
     def _evict_oldest(self) -> None:
         key, _ = self._packets.popitem(last=False)
+        self._expiry_known = False
         self.evictions += 1
         self._evicted[key] = None
         while len(self._evicted) > self.max_count:

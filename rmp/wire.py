@@ -364,6 +364,7 @@ Option: TypeAlias = (
     Join | Nack | NackRange | Confirm | Remind | Image | Data | Batch | Piece | Intro | Retransmit
 )
 _OPTION_TYPES = {int(kind): kind for kind in OptionType}  # a dict lookup: the enum call is slow
+_CONFIRM = int(OptionType.CONFIRM)  # a Confirm's first byte with F=0 (_decode_options)
 _DATA = Data()  # it has no fields: one instance serves every decoded packet
 _INTRO = Intro()
 _OPTION_CLASSES = (
@@ -599,6 +600,15 @@ def _decode_options(view: memoryview, *, embedded: bool) -> tuple[list[Option], 
     source = 0
     offset = HEADER_SIZE
     while True:  # one option per turn, until the final one (F=1)
+        if offset + 8 <= end and view[offset] == _CONFIRM and not view[offset + 1]:
+            # A Confirm (F=0, zero pad), the usual option (one per station, §2.3), read inline
+            # as the general path below reads it (which raises for anything amiss; issue 18).
+            if len(options) == MAX_OPTIONS:
+                raise RmpDecodeError(f"more than {MAX_OPTIONS} options")
+            _, _, seq, confirmed = _NACK.unpack_from(view, offset)
+            options.append(_decoded(Confirm, seq, confirmed))
+            offset += 8
+            continue
         kind, final = _option_lead(view, offset, len(options))
         if kind is OptionType.SOURCE:
             source = _decode_source(view, offset)

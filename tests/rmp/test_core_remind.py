@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from itertools import pairwise
 
+import pytest
+
+from rmp.remind import PATIENT_REMINDS, PATIENT_STATIONS, UNCONFIRMED_BY
 from rmp.wire import Confirm, Data, Nack, Remind, decode
 from tests.rmp.core_harness import (
     A,
@@ -179,3 +182,119 @@ def test_s2_4_a_station_heard_after_the_last_packet_is_reminded_and_repaired() -
     count = len(node.reminders())
     node.run_until(20.0)
     assert len(node.reminders()) == count
+
+
+def _crowd_confirming(others: int, confirmers: int) -> Node:
+    """Us (A) and ``others`` stations that drew once; we draw at 5.5, and from 5.6 on one of
+    them a quarter second draws again, confirming our packet (§2.3), ``confirmers`` in all."""
+    node = ready_node()
+    crowd = [0x1000 + n for n in range(others)]
+    for station in crowd:
+        node.receive(data_packet(station, 1, 5.1), 5.1)
+    node.send(b"mine", 5.5)
+    for k, station in enumerate(crowd[:confirmers]):
+        at = 5.6 + 0.25 * k
+        node.run_until(at)
+        node.receive(data_packet(station, 2, at, confirms=[Confirm(1, A)]), at)
+    return node
+
+
+@pytest.mark.parametrize("others", [PATIENT_STATIONS - 1, PATIENT_STATIONS])
+def test_s2_4_in_a_large_group_a_first_reminder_waits_while_confirmations_come(
+    others: int,
+) -> None:
+    """§2.4: a packet goes unconfirmed because nobody got it or because "all other stations are
+    quiet". While others' data packets keep confirming it, neither is so: from PATIENT_STATIONS
+    on, the first reminder waits another period (each a fresh draw in [remind_min, remind_max],
+    0.5-1 s here) as long as a station confirmed it in the last one. [extension]"""
+    node = _crowd_confirming(others, confirmers=8)  # confirmations from 5.6 to 7.35
+    node.run_until(14.0)
+    first = node.reminders()[0]
+    if others >= PATIENT_STATIONS:
+        # One or two periods after the last confirmation (the one it fell in, and the next).
+        assert 7.35 < first.at <= 7.35 + 2 * 1.0
+    else:
+        assert 6.0 <= first.at <= 6.5  # as before: remind_min to remind_max after 5.5
+    assert first.remind == Remind(1)
+    assert {c.source for c in first.options_of(Confirm)} <= set(range(0x1000, 0x1000 + others))
+
+
+def test_s2_4_a_patient_first_reminder_waits_a_bounded_number_of_periods() -> None:
+    """Confirmations that keep trickling in do not put the reminder off for ever: at most
+    PATIENT_REMINDS periods more, then the quiet stations are reminded."""
+    node = _crowd_confirming(40, confirmers=40)  # one every quarter second until 15.35
+    first = node.reminders()[0]
+    assert first.at <= 5.5 + (PATIENT_REMINDS + 1) * 1.0
+    assert first.at < 15.35
+
+
+def test_s2_4_a_closed_send_window_is_not_patient() -> None:
+    """The send window full (§5): the reminder comes remind_min after the sender found it shut
+    (Reminder.hurry, on the confirmation at 5.7 that let it look), confirmations or not."""
+    node = ready_node(params={"window": 1})
+    crowd = [0x1000 + n for n in range(PATIENT_STATIONS + 2)]
+    for station in crowd:
+        node.receive(data_packet(station, 1, 5.1), 5.1)
+    node.send(b"one", 5.5)
+    node.send(b"two", 5.5)  # waits for the window: hurry
+    node.receive(data_packet(crowd[0], 2, 5.7, confirms=[Confirm(1, A)]), 5.7)
+    node.run_until(6.3)
+    assert [r.at for r in node.reminders()] == [5.7 + 0.5]
+
+
+@pytest.mark.parametrize("others", [PATIENT_STATIONS - 1, PATIENT_STATIONS])
+def test_s2_4_in_a_large_group_a_packet_nobody_confirms_is_reminded_at_once(
+    others: int,
+) -> None:
+    """§2.4's other case: nobody received it. A station that has our packet confirms it in its
+    next data packet (its A flag, §2.3); when UNCONFIRMED_BY stations' data packets, sent after
+    ours had time to reach them, do not and none has, the first reminder (a copy of it) goes
+    at once, not remind_min to remind_max after. [extension]"""
+    node = ready_node()
+    crowd = [0x1000 + n for n in range(others)]
+    for station in crowd:
+        node.receive(data_packet(station, 1, 5.1), 5.1)
+    node.send(b"mine", 5.5)
+    times = [5.6 + 0.02 * k for k in range(UNCONFIRMED_BY)]
+    for station, at in zip(crowd, times, strict=False):
+        node.run_until(at)
+        node.receive(data_packet(station, 2, at), at)  # no Confirm of ours: it lacks it
+    node.run_until(7.0)
+    first = node.reminders()[0]
+    if others >= PATIENT_STATIONS:
+        assert first.at == times[-1] and first.packet.data == b"mine"
+    else:
+        assert 6.0 <= first.at <= 6.5
+
+
+def test_s2_4_one_confirmation_and_the_first_reminder_is_not_hurried() -> None:
+    """Some station got it: those that did not see its confirmation and ask (§2.6), and the
+    reminder keeps its time (or waits, above)."""
+    node = ready_node()
+    crowd = [0x1000 + n for n in range(PATIENT_STATIONS + 4)]
+    for station in crowd:
+        node.receive(data_packet(station, 1, 5.1), 5.1)
+    node.send(b"mine", 5.5)
+    node.receive(data_packet(crowd[0], 2, 5.55, confirms=[Confirm(1, A)]), 5.55)
+    for k, station in enumerate(crowd[1 : 2 + UNCONFIRMED_BY]):
+        at = 5.6 + 0.02 * k
+        node.run_until(at)
+        node.receive(data_packet(station, 2, at), at)
+    node.run_until(5.95)
+    assert node.reminders() == []
+
+
+def test_s2_4_a_data_packet_too_soon_after_ours_says_nothing_of_it() -> None:
+    """A station's packet sent before ours could reach it does not count against it: within
+    an eighth of remind_min (0.0625 s here) of ours, none does."""
+    node = ready_node()
+    crowd = [0x1000 + n for n in range(PATIENT_STATIONS + 4)]
+    for station in crowd:
+        node.receive(data_packet(station, 1, 5.1), 5.1)
+    node.send(b"mine", 5.5)
+    for k, station in enumerate(crowd[: UNCONFIRMED_BY + 2]):
+        at = 5.5 + 0.01 * k
+        node.run_until(at)
+        node.receive(data_packet(station, 2, at), at)
+    node.run_until(5.95)
+    assert node.reminders() == []

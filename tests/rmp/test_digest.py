@@ -39,12 +39,12 @@ def test_confirms_after_an_acting_option_or_twice_for_a_source_are_read_one_by_o
     twice = _packet(*_confirms(20), Confirm(9, 1), Data())
     for packet in (late, twice):
         assert not digest(packet).usable
-        assert options_to_read(packet, {}) is packet.options
+        assert options_to_read(packet, {}, 1) is packet.options
 
 
 def test_small_packets_are_read_as_they_are() -> None:
     packet = _packet(*_confirms(DIGEST_FROM - 2), Data())
-    assert options_to_read(packet, {}) is packet.options
+    assert options_to_read(packet, {}, 1) is packet.options
 
 
 @settings(max_examples=300, deadline=None)
@@ -52,19 +52,37 @@ def test_small_packets_are_read_as_they_are() -> None:
     held=st.dictionaries(st.integers(1, 40), st.integers(0, 2**16 - 1), max_size=40),
     seqs=st.lists(st.integers(0, 2**16 - 1), min_size=DIGEST_FROM, max_size=40),
     agree=st.lists(st.booleans(), min_size=40, max_size=40),
+    own=st.integers(1, 50),
 )
 def test_only_the_confirms_that_differ_are_read_and_in_their_order(
-    held: dict[int, int], seqs: list[int], agree: list[bool]
+    held: dict[int, int], seqs: list[int], agree: list[bool], own: int
 ) -> None:
+    """``own``, the reader's identifier, is never held; a Confirm of it, when the packet
+    carries one (sources 1..n), is read like any other that differs."""
+    held.pop(own, None)
     # Confirms for sources 1..n, some at the number held for that source.
     confirms = [
         Confirm(held[source] if agree[source - 1] and source in held else seq, source)
         for source, seq in enumerate(seqs, start=1)
     ]
     packet = _packet(Remind(0), *confirms, Nack(0, 1, 2), Data())
-    read = options_to_read(packet, held)
+    before = dict(held)
+    read = options_to_read(packet, held, own)
+    assert held == before  # as it was (own is put in for one comparison only)
     expected = [c for c in confirms if held.get(c.source) != c.seq]
     assert list(read) == [*expected, Remind(0), Nack(0, 1, 2), Data()]
+
+
+def test_a_confirm_of_the_readers_own_packets_is_read_and_the_rest_skipped() -> None:
+    """The usual data packet: every Confirm at what the reader holds, but the one naming the
+    reader's own last packet, which is read (how far its sender has got, §2.4)."""
+    confirms = _confirms(30)
+    held = {c.source: c.seq for c in confirms if c.source != 12}
+    packet = _packet(*confirms, Data())
+    assert list(options_to_read(packet, held, 12)) == [confirms[11], Data()]
+    assert 12 not in held
+    held[3] = 8  # and one that differs besides: both, in their order
+    assert list(options_to_read(packet, held, 12)) == [confirms[2], confirms[11], Data()]
 
 
 @pytest.mark.parametrize("loss", [0.0, 0.08])
