@@ -19,6 +19,7 @@ from coreapi import Address, MemberState, Outgoing, UpperLayer
 from mtp.bounds import MAX_MESSAGE, check_send
 from mtp.departure import Departure
 from mtp.failover import Failover
+from mtp.fastpath import past_padding
 from mtp.framing import STATE_SUBCHANNEL, FramingError, decode_state
 from mtp.joining import Joining
 from mtp.link import Link, Phase
@@ -52,6 +53,7 @@ from mtp.wire import (
 MAX_PAYLOAD = 60_000  # what the app cuts strokes to; a message spreads it over ~43 packets
 MAX_PENDING_SENDS = 100_000  # payloads queued; and MAX_QUEUED_BYTES bytes (mtp/bounds.py)
 _IN_WEB = (Phase.READY, Phase.LEAVING)  # with the board: the side channel is open
+_PADDED = (Phase.SYNCING, Phase.READY, Phase.LEAVING, Phase.QUITTING)  # in a web: see fastpath
 # A data packet's message number may run ahead of the master's number as we last heard it:
 # tokens granted since, by unicast, to others (at most 12 pending, §2.2.6), with slack.
 AHEAD = 2 * STATUS_COUNT
@@ -160,22 +162,31 @@ class MtpCore(MemberViews):
         return out
 
     def receive_datagram(self, data: bytes, addr: Address, now: float) -> None:
-        if self._phase in (Phase.NEW, Phase.FINISHED):
+        phase = self._phase
+        if phase is Phase.NEW or phase is Phase.FINISHED:
             return
-        self._link.counters["datagrams_received"] += 1
+        link = self._link
+        link.counters["datagrams_received"] += 1
         if is_side_channel(data):
             self._side.receive(data, now)  # not MTP: apart from all below
             return
         try:
             packet = decode_once(data)
         except MtpDecodeError:
-            self._link.counters["malformed_dropped"] += 1
+            link.counters["malformed_dropped"] += 1
             return
-        if packet.header.source == self._link.member_id:
+        header = packet.header
+        if header.source == link.member_id:
             return  # our own multicast, looped back
-        if packet.packet_type is PacketType.DATA and len(data) > 28 + 1400:
-            self._link.counters["malformed_dropped"] += 1  # no member of ours makes one this large
+        if header.packet_type is PacketType.DATA and len(data) > 28 + 1400:
+            link.counters["malformed_dropped"] += 1  # no member of ours makes one this large
             return
+        if (
+            self._master is None
+            and phase in _PADDED
+            and past_padding(link, self._sender.flight.own, header, addr)
+        ):
+            return  # §3.2.3 padding of a message we are past (mtp/fastpath.py)
         self._on_packet(packet, addr, now)
         self._flush(now)
 
@@ -196,11 +207,16 @@ class MtpCore(MemberViews):
     def get_timer(self) -> float | None:
         if self._phase is Phase.FINISHED:
             return None
-        deadlines = [self._tick_at] if self._tick_at is not None else []
-        deadlines.extend(self._sender.deadline())
-        deadlines.extend(self._receiver.deadlines())
-        deadlines.extend(self._side.deadlines())
-        return min(deadlines, default=None)
+        # The earliest of the parts' deadlines; the driver asks after every event.
+        soonest = self._tick_at
+        for at in (
+            self._sender.next_deadline(),
+            self._receiver.next_deadline(),
+            self._side.next_deadline(),
+        ):
+            if at is not None and (soonest is None or at < soonest):
+                soonest = at
+        return soonest
 
     # -- extensions of the interface (§3.4.1) ------------------------------------------------
 

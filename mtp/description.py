@@ -35,9 +35,16 @@ _NOTES: dict[str, ParamNote] = {
     "retention_max": _N(
         "Highest retention the master may adjust to (§3.4.1)", 1, 255, unit="heartbeats"
     ),
+    "padding": _N(
+        "Packets a message is padded to with dallies, after its verdict too (§3.2.3); 0: "
+        "the web's retention",
+        0,
+        64,
+        unit="packets",
+    ),
     "message_packets": _N(
-        "0: a message is at least retention packets, padded with dallies (§3.2.3); N: N "
-        "packets, no padding once decided (cheaper)",
+        "0: messages are padded as padding says (§3.2.3); N: to N packets, no padding once "
+        "decided (cheapest; overrides padding)",
         0,
         64,
         unit="packets",

@@ -51,13 +51,21 @@ class StatusBook:
     def learn(self, number: int, statuses: tuple[MessageStatus, ...]) -> list[int]:
         """Take the decided statuses of a record whose message number is ``number``; returns
         the numbers newly decided."""
+        # Every member takes every packet's twelve (issue 18: a hot path), so ``status`` and
+        # ``decide`` are inlined: the same reads, the same writes and counts.
         learned = []
-        for i, status in enumerate(statuses, start=1):
-            if status is not MessageStatus.PENDING and self.status(number - i) is None:
-                self._decided[number - i] = status
-                learned.append(number - i)
-            elif status is not MessageStatus.PENDING:
-                self.decide(number - i, status)
+        decided = self._decided
+        pending, rejected = MessageStatus.PENDING, MessageStatus.REJECTED
+        for status in statuses:
+            number -= 1
+            if status is pending:
+                continue
+            known = decided.get(number) if number >= 0 else rejected
+            if known is None:
+                decided[number] = status
+                learned.append(number)
+            elif known is not status:
+                self.conflicts += 1  # contradicts an earlier decision
         return learned
 
     def forget_below(self, number: int) -> None:

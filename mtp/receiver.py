@@ -175,6 +175,15 @@ class Receiver:
     def deadlines(self) -> list[float]:
         return [m.nak_at for m in self.incoming.values() if m.nak_at is not None]
 
+    def next_deadline(self) -> float | None:
+        """The earliest of ``deadlines()``, without a list (asked after every event)."""
+        soonest = None
+        for message in self.incoming.values():
+            at = message.nak_at
+            if at is not None and (soonest is None or at < soonest):
+                soonest = at
+        return soonest
+
     # -- naks (§3.2.4-§3.2.6, §3.4.2) -------------------------------------------------------
 
     def schedule_nak(self, message: InMessage, now: float, gap: bool = False) -> None:

@@ -119,6 +119,16 @@ class Sender:
             deadlines.append(self._next_dally_at)
         return deadlines
 
+    def next_deadline(self) -> float | None:
+        """The earliest of ``deadline()``, without a list (asked after every event)."""
+        flight = self.flight
+        soonest = None
+        if flight.retx or flight.sending:
+            soonest = self._period_start + self._link.heartbeat
+        if flight.dally_due and (soonest is None or self._next_dally_at < soonest):
+            soonest = self._next_dally_at
+        return soonest
+
     @property
     def master(self) -> MasterRole | None:
         return self._master
@@ -376,14 +386,16 @@ class Sender:
         """§3.2.3: "a message must consist of at least retention packets. If the client data
         does not require that many packets, empty[dally] packets must be appended", so that
         consumers who lost it all can still name its producer (and see a lost data[eom]),
-        whether or not the master has decided it. With ``message_packets`` set (not 0), our
-        cheaper padding: that many packets, and none once the message is decided. Not the
-        master's own messages (docs/mtp.md, departure 8): members who cannot name a
+        whether or not the master has decided it. ``padding`` (not 0) sets that number apart
+        from retention (3 in the lan profile: docs/mtp.md). With ``message_packets`` set (not
+        0), our cheapest padding: that many packets, and none once the message is decided.
+        Not the master's own messages (docs/mtp.md, departure 8): members who cannot name a
         producer ask the master, which is that producer."""
         if self._master is not None:
             return False
-        economical = self._link.p.message_packets
-        length = economical or self._link.retention
+        p = self._link.p
+        economical = p.message_packets
+        length = economical or p.padding or self._link.retention
         if len(message.packets) + message.dallies >= length:
             return False
         return not economical or message.decided_at is None

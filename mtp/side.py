@@ -79,6 +79,9 @@ class SideChannel:
         deadline = self._sender.deadline()
         return [] if deadline is None else [deadline]
 
+    def next_deadline(self) -> float | None:
+        return self._sender.deadline()
+
     def stop(self) -> None:
         self._sender.drop_held()
 

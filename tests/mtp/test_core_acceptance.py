@@ -94,6 +94,16 @@ def test_s2_2_6_a_status_book_is_monotonic() -> None:
     assert book.vector(6)[0] is PENDING  # 5: undecided
 
 
+def test_s2_2_6_numbers_below_zero_read_as_rejected_when_learned() -> None:
+    # The master starts at 0 (§2.2.6): a record for message 2 speaks of 1, 0 and -1 ... -10.
+    book = StatusBook()
+    assert book.learn(2, (ACCEPTED, REJECTED) + (REJECTED,) * 10) == [1, 0]
+    assert book.conflicts == 0
+    assert book.learn(3, (PENDING, REJECTED, REJECTED, ACCEPTED) + (PENDING,) * 8) == []
+    assert book.conflicts == 2  # 1 was accepted; -1 is rejected: both kept, both counted
+    assert (book.status(1), book.status(0), book.status(-1)) == (ACCEPTED, REJECTED, REJECTED)
+
+
 def test_s2_2_6_a_member_learns_statuses_from_any_packet_but_never_changes_one() -> None:
     node = _consumer()
     node.receive(_whole(P1, 0, b"zero"), 0.05)

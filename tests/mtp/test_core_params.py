@@ -149,6 +149,8 @@ def test_the_seed_profile_is_the_rfcs_values() -> None:
     # per second" (our data unit is 1400 bytes, not a full Ethernet frame).
     assert seed.throughput_kbps == 140
     assert Node(P1).core.parameters == (0.2, 20, 3)  # the harness runs the seed profile
+    # §3.2.3: "a message must consist of at least retention packets", as written.
+    assert (seed.padding, seed.message_packets) == (0, 0)
 
 
 def test_the_lan_profile_is_the_documented_default() -> None:
@@ -162,6 +164,8 @@ def test_the_lan_profile_is_the_documented_default() -> None:
     assert set(PROFILES) == {"seed", "lan"}
     core = make_core(P1, EventQueue(clock=lambda: 0.0), random.Random(0), {})
     assert core.parameters == (0.05, 256, 20)
+    # §3.2.3's padding at the RFC's retention (§3.4.2's minimum, 3), not lan's 20 (issue 18).
+    assert (lan.padding, lan.message_packets) == (3, 0)
 
 
 _OTHER: dict[str, Callable[[object], object]] = {
@@ -245,6 +249,8 @@ def test_parameters_take_textual_booleans_and_whole_floats() -> None:
         ({"max_data_unit": 127}, r"max_data_unit must be from 128 .* 65,536 packets"),
         ({"min_throughput": 70000}, r"min_throughput must fit 16 bits"),
         ({"message_packets": 65}, r"message_packets must be at most 64"),
+        ({"padding": 65}, r"padding must be at most 64"),
+        ({"padding": 2.5}, r"mtp parameter padding must be a whole number, got 2\.5"),
         ({"hibernate_heartbeat": 0.01}, r"hibernate_heartbeat must not be below heartbeat"),
         ({"profile": "lan", "reorder_wait": 0.05}, r"reorder_wait must not exceed heartbeat_min"),
         ({"reorder_wait": -0.01}, r"mtp parameter reorder_wait must be positive, got -0\.01"),

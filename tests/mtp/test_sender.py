@@ -137,6 +137,17 @@ def test_rfc1301_3_2_3_message_packets_keeps_the_cheaper_padding_on_request() ->
     """``message_packets`` N (not 0): N packets, and no dally once the message is decided."""
     assert _dallies_of_a_one_packet_message(decided_after=20, message_packets=3) == [1, 1]
     assert _dallies_of_a_one_packet_message(decided_after=2, message_packets=3) == [1]
+    # It overrides ``padding``.
+    assert _dallies_of_a_one_packet_message(decided_after=2, padding=5, message_packets=3) == [1]
+
+
+def test_rfc1301_3_2_3_padding_counts_packets_apart_from_retention() -> None:
+    """``padding`` N (not 0): N packets whatever the retention (the lan profile's 3, §3.4.2's
+    minimum retention), appended after the verdict too, as §3.2.3 pads."""
+    assert _dallies_of_a_one_packet_message(decided_after=2, padding=3) == [1, 1]
+    assert _dallies_of_a_one_packet_message(decided_after=20, padding=4) == [1, 1, 1]
+    assert _dallies_of_a_one_packet_message(decided_after=2, padding=1) == []
+    assert _dallies_of_a_one_packet_message(decided_after=2, padding=0) == [1] * 5  # retention
 
 
 def test_naks_for_our_packets_are_served_and_others_denied() -> None:
