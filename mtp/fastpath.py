@@ -1,7 +1,7 @@
 """The packet a member hears most, taken without the general path (issue 18, pure speed).
 
-RFC 1301 §3.2.3 pads a producer's short message with empty[dally]s, one a heartbeat, and goes
-on after the master decided it; every member hears each of them, and by then it has
+RFC 1301 §3.2.3 pads a producer's short message with empty[dally]s, about one a heartbeat, and
+goes on after the master decided it; every member hears each of them, and by then it has
 delivered the message (or the message is its own). Such a dally changes nothing but the
 address book (``MtpCore._on_packet``) and is dropped by ``MtpCore._on_empty``'s first check.
 ``past_padding`` makes the same decision with the same effect in one call, so that the

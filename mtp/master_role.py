@@ -286,8 +286,13 @@ class MasterRole:
         seen = self._link.web.number(header.acceptance.message_seq)
         grant = self.grants.get(member.last_grant)
         if grant is not None and grant.owner == requester and not grant.busy:
-            # It has not used the token we gave it: never a second one.
-            if now - grant.granted_at >= self._link.heartbeat:
+            # It has not used the token we gave it: never a second one. §3.2.1: "the master
+            # will respond to any process that has a token in pending state with a
+            # reassignment of that token", unless the request crossed our confirm ("passed
+            # the token[confirm] in the night"): one sent a heartbeat after the grant, or
+            # one whose highest message number observed (§2.2.6) is past the grant's, so
+            # that the requester heard the web after our confirm went, did not cross it.
+            if now - grant.granted_at >= self._link.heartbeat or seen > grant.number:
                 # §3.2.1: its confirm was lost; the pending token is assigned to it again.
                 self._send_token_confirm(grant, now)
                 self._link.counters["token_confirms_resent"] += 1

@@ -197,7 +197,11 @@ class Receiver:
             # §3.4.2: a random number of heartbeats from 0 to retention - 2, so that a
             # retransmission asked for by another consumer can come first.
             delay += link.rng.randint(0, max(0, link.retention - 2)) * link.heartbeat
-        elif link.p.nak_spread and message.nak_tries == 0:
+        elif link.p.nak_spread and message.nak_tries == 0 and not link.is_master:
+            # Not the master's: it naks at once, as §3.2.4 says (docs/mtp.md, "Naks for a
+            # loss everyone shares"): every member's delivery waits for its verdict, which
+            # waits for its copy (§2.2.6); a producer serves it without an isMember round
+            # trip (§3.4.3); and its repair, multicast (§3.2.6), spares the others theirs.
             delay += link.rng.random() * self.nak_window()
         message.nak_at = now + delay
 

@@ -377,8 +377,15 @@ class Sender:
             if message.number in self._master.grants:
                 self._master.decide(message.number, MessageStatus.ACCEPTED, now)
         elif self._needs_dally(message):
-            if not self.flight.dally_due:
-                self._next_dally_at = now + self._link.heartbeat  # one a heartbeat, from the next
+            # §3.2.3 appends the padding but does not time it; §2.2.7 asks a packet a
+            # heartbeat. The first goes half a heartbeat after the data, as it did on average
+            # when lan padded to retention (a producer's padding clock was always running),
+            # so that a lost data[eom] shows (§3.2.4) half a heartbeat sooner; then one a
+            # heartbeat (docs/mtp.md, "Data"). A clock already running for another message
+            # of ours is brought forward to it, never put back.
+            first = now + self._link.heartbeat / 2
+            if not self.flight.dally_due or first < self._next_dally_at:
+                self._next_dally_at = first
             self.flight.dally_due.append(message)
         self.want_token(now)
 

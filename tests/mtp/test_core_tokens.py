@@ -247,6 +247,23 @@ def test_s3_2_1_a_retried_request_for_a_pending_token_gets_the_same_message_agai
     assert master.counter("tokens_granted") == 1
 
 
+def test_s3_2_1_a_retry_that_heard_the_web_past_the_grant_gets_the_confirm_at_once() -> None:
+    # §3.2.1: "the master will respond to any process that has a token in pending state with
+    # a reassignment of that token". A retry within a heartbeat of the grant that carries a
+    # later message number (§2.2.6: the highest observed) was sent after the requester heard
+    # the web past our confirm: it did not cross it; the confirm was lost.
+    master = _master([P1, P2], {"tokens": 3})
+    mark = len(master.sent)
+    master.receive(token_request(P1, MASTER, 0), 2.01)
+    master.receive(token_request(P2, MASTER, 0), 2.02)  # granted message 1
+    assert _granted(master, mark) == [(P1, 0), (P2, 1)]
+    master.receive(token_request(P1, MASTER, 0), 2.03)  # crossed the confirm: not answered
+    assert _granted(master, mark) == [(P1, 0), (P2, 1)]
+    master.receive(token_request(P1, MASTER, 2), 2.04)  # heard message 1's grant: lost
+    assert _granted(master, mark) == [(P1, 0), (P2, 1), (P1, 0)]
+    assert master.core.next_grant == 2 and master.counter("tokens_granted") == 2
+
+
 def test_s3_2_1_a_retry_is_recognised_by_its_message_number_once_the_token_is_used() -> None:
     master = _master([P1], {"tokens": 3})
     web = master.core.web_id

@@ -12,11 +12,24 @@ import math
 import pytest
 
 from mtp.wire import DataModifier
-from tests.mtp.core_harness import C1, HEARTBEAT, MASTER, P2, Node, addr_of, data, join_confirm
+from tests.mtp.core_harness import (
+    C1,
+    HEARTBEAT,
+    MASTER,
+    P2,
+    Node,
+    addr_of,
+    data,
+    founded_master,
+    join_confirm,
+    join_request,
+    token_request,
+)
 from tests.mtp.test_core_repair import (
     ACCEPTED,
     PARTS,
     STROKE,
+    body,
     entries,
     master_beat,
     run_with_master,
@@ -61,6 +74,22 @@ def test_without_nak_spread_the_nak_goes_at_once() -> None:
     node = _spreading_consumer(0, spread=0.0)
     run_with_master(node, 1.5, 1, retention=5)
     assert node.named("nak[request]")[0].at == pytest.approx(0.05)
+
+
+def test_the_master_naks_at_once_even_with_nak_spread() -> None:
+    """Its verdict, which every member waits for, waits for its copy (§2.2.6); a producer
+    serves its nak without an isMember round trip (§3.4.3), and the repair is multicast
+    (§3.2.6): so the master naks as §3.2.4 says, at once (after reorder_wait only)."""
+    master = founded_master({"join_with_state": False, "nak_spread": SPREAD})
+    web = master.core.web_id
+    master.receive(join_request(P2), 2.1)
+    master.receive(token_request(P2, MASTER, 0), 2.12)
+    master.receive(data(P2, 0, 0, body(0, 0), web=web), 2.15)
+    master.receive(data(P2, 0, 2, body(0, 2, 10), DataModifier.EOM, web=web), 2.15)
+    assert master.core._receiver.nak_window() > 0.0
+    master.run_until(2.3)
+    first = master.named("nak[request]")[0]
+    assert entries(first) == [(0, 1)] and first.at == pytest.approx(2.15, abs=1e-9)
 
 
 def test_the_window_grows_with_the_log_of_the_web_within_retention_minus_2() -> None:

