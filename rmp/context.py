@@ -138,13 +138,19 @@ class Shared:
             self.last_sent_at = now
 
     def send_control(
-        self, options: tuple[Nack | NackRange | Confirm, ...], to: Address | None, now: float
+        self,
+        options: tuple[Nack | NackRange | Confirm, ...],
+        to: Address | None,
+        now: float,
+        last: bool = False,
     ) -> None:
-        """A packet without data; its header carries our current S_n (§4.1)."""
+        """A packet without data; its header carries our current S_n (§4.1). ``last``: our
+        farewell, the S bit set ("end of a synchronisation unit", §4.1: of our stream)."""
         packet = RmpPacket(
             seq=to_wire(self.seq),
             timestamp=self.timestamp(now),
             options=options,
             source=self.member_id,
+            s_bit=last,
         )
         self.transmit(packet, to, now)

@@ -396,6 +396,10 @@ class RmpCore:
             # have reveals data packets we missed (a confirmation by the source itself).
             seq = unwrap(packet.seq, station.last_valid)
             self._sequencer.detect_gap(station, seq, now)
+            if packet.s_bit and not station.missing:
+                # Its farewell (extension, docs/rmp.md "Leaving"), and we lack nothing of it:
+                # gone now, not at suspect_after, so that no send window waits for it.
+                self._members.farewell(station)
         if remind is not None:
             self._repair.on_remind(station, packet, remind, trusted, now)
         if station.confirmed_mine < self._shared.seq and self._shared.serving():

@@ -77,6 +77,16 @@ class Members:
                 station.state = MemberState.SUSPECTED
                 s.upper.member_changed(station.ident, MemberState.SUSPECTED)
 
+    def farewell(self, station: Station) -> None:
+        """``station`` said it leaves (its farewell, rmp/remind.py) and holds nothing we
+        lack: forgotten at once, as silence would have it after ``forget_after``."""
+        s = self._s
+        if s.stations.get(station.ident) is not station:
+            return
+        s.stations.remove(station.ident)
+        self._forgotten(station.ident)
+        s.upper.member_changed(station.ident, MemberState.LEFT)
+
     def _report_unrecovered(self, station: Station) -> None:
         """A station forgotten while we still missed some of its packets: they are lost to us
         now (nobody will answer for a station we no longer track), so say so, as giving up

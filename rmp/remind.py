@@ -166,10 +166,9 @@ class Reminder:
         no emitter goes on reminding a member that is gone of a packet it had (RMP has no
         leave message; before this, a group leaving together reminded each other ten times
         over). §2.3 lets confirmations ride in control packets; the emitters count them.
-        [extension, docs/rmp.md]"""
-        confirms = self.control_confirms()
-        if confirms:
-            self._s.send_control(confirms, None, now)
+        Its S bit says we are gone: nobody's send window waits for us any longer
+        (Members.farewell). [extension, docs/rmp.md]"""
+        self._s.send_control(self.control_confirms(), None, now, last=True)
 
     def _resumption_marker(self) -> list[Confirm]:
         """§2.8: a member that restarted resumes its S_n from a join answer; a station that

@@ -7,8 +7,11 @@ import ast
 from pathlib import Path
 
 import rmp
-from rmp.wire import Confirm, Join
+from coreapi import MemberState
+from rmp.timestamps import ntp_middle32
+from rmp.wire import Confirm, Join, RmpPacket, decode
 from tests.rmp.core_harness import A, B, C, J, Node, control_packet, data_packet, ready_node
+from whiteboard.transport.events import MemberChanged
 
 PACKAGE = Path(rmp.__file__).resolve().parent
 
@@ -25,6 +28,8 @@ def test_a_station_alone_goes_new_joining_ready_then_leaving_finished() -> None:
     node.run_until(30.0)
     assert phases(node)[2:] == [("ready", "leaving"), ("leaving", "finished")]
     assert node.core.finished
+    farewell = node.sent[-1].packet  # alone, it owes no Confirm, and still says it goes
+    assert farewell.s_bit and farewell.data is None and farewell.options == ()
 
 
 def test_an_answered_join_goes_through_the_image_phase() -> None:
@@ -93,6 +98,33 @@ def test_a_member_leaving_multicasts_what_it_holds_of_the_others() -> None:
     assert node.core.finished and finished_at < 9.0  # before any keepalive was due
     said = [s for s in node.sent_after(mark) if s.dest is None and not s.is_data]
     assert [(s.at, s.options_of(Confirm)) for s in said] == [(finished_at, [Confirm(2, A)])]
+    # Its S bit: "end of a synchronisation unit" (§4.1), of its stream.
+    assert said[0].packet.s_bit and decode(said[0].raw).s_bit
+
+
+def left_at(node: Node, member: int) -> list[float]:
+    return [
+        node.now
+        for e in node.events
+        if isinstance(e, MemberChanged) and e.member == member and e.state is MemberState.LEFT
+    ]
+
+
+def test_a_farewell_is_taken_at_once_unless_something_of_it_is_missing() -> None:
+    """The others forget a member that said farewell when they lack nothing of it, instead
+    of suspecting it after ``suspect_after``: a send window no longer waits for it (a joiner's
+    image stalled 3.7 s behind a member that had left). One still missing some of its packets
+    keeps it, as they may still be repaired."""
+    node = ready_node(A)
+    node.receive(data_packet(B, 1, 5.1), 5.1)
+    node.receive(data_packet(C, 1, 5.1), 5.1)
+    bye = RmpPacket(seq=1, timestamp=ntp_middle32(5.2), options=(), source=B, s_bit=True)
+    node.receive(bye, 5.2)
+    assert left_at(node, B) == [5.2] and node.core.stations.get(B) is None
+    node.receive(data_packet(C, 3, 5.3), 5.3)  # C's 2 is missing
+    bye = RmpPacket(seq=3, timestamp=ntp_middle32(5.4), options=(), source=C, s_bit=True)
+    node.receive(bye, 5.4)
+    assert left_at(node, C) == [] and node.core.stations.get(C) is not None
 
 
 def test_a_member_leaving_before_it_joined_says_nothing() -> None:
