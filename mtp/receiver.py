@@ -172,11 +172,8 @@ class Receiver:
     def incomplete(self) -> bool:
         return any(not m.complete for m in self.incoming.values())
 
-    def deadlines(self) -> list[float]:
-        return [m.nak_at for m in self.incoming.values() if m.nak_at is not None]
-
     def next_deadline(self) -> float | None:
-        """The earliest of ``deadlines()``, without a list (asked after every event)."""
+        """The earliest nak due (asked after every event: no list)."""
         soonest = None
         for message in self.incoming.values():
             at = message.nak_at

@@ -109,18 +109,9 @@ class Sender:
         flight = self.flight
         return bool(self.queue or flight.sending or flight.token_wanted_at is not None)
 
-    def deadline(self) -> list[float]:
-        """When the window reopens for what waits, and when the next empty[dally] is due."""
-        flight = self.flight
-        deadlines = []
-        if flight.retx or flight.sending:
-            deadlines.append(self._period_start + self._link.heartbeat)
-        if flight.dally_due:
-            deadlines.append(self._next_dally_at)
-        return deadlines
-
     def next_deadline(self) -> float | None:
-        """The earliest of ``deadline()``, without a list (asked after every event)."""
+        """The earlier of when the window reopens for what waits and when the next
+        empty[dally] is due, if either is (asked after every event: no list)."""
         flight = self.flight
         soonest = None
         if flight.retx or flight.sending:

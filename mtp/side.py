@@ -75,10 +75,6 @@ class SideChannel:
         if self._in_web():
             self._emit(self._sender.due(now))
 
-    def deadlines(self) -> list[float]:
-        deadline = self._sender.deadline()
-        return [] if deadline is None else [deadline]
-
     def next_deadline(self) -> float | None:
         return self._sender.deadline()
 

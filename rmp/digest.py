@@ -102,27 +102,22 @@ def options_to_read(packet: RmpPacket, held: dict[int, int], own: int) -> Sequen
     summary = digest_once(packet)
     if not summary.usable:
         return options
-    mine = summary.on_wire.get(own)
-    if mine is not None and own not in held:
-        # The usual data packet confirms the member's own last packet too (every member reads
-        # a packet of a group drawing in turns): compared as if held, then read first.
-        held[own] = mine
-        try:
-            same = summary.held_of(held) == summary.wire_values
-        except KeyError:
-            same = False
-        finally:
+    # The usual data packet confirms the member's own last packet too (every member reads a
+    # packet of a group drawing in turns): compared as if held, then read first.
+    ours = own in summary.on_wire and own not in held
+    if ours:
+        held[own] = summary.on_wire[own]
+    try:
+        # The usual case, every Confirm at the number we hold: one C call and one tuple
+        # comparison (a KeyError: a station we hold nothing settled for, read below).
+        same = summary.held_of(held) == summary.wire_values
+    except KeyError:
+        same = False
+    finally:
+        if ours:
             del held[own]
-        if same:
-            return (summary.confirms[own], *summary.rest)
-    else:
-        try:
-            # The usual case, every Confirm at the number we hold: one C call and one tuple
-            # comparison (a KeyError: a station we hold nothing settled for, read below).
-            if summary.held_of(held) == summary.wire_values:
-                return summary.rest
-        except KeyError:
-            pass
+    if same:
+        return (summary.confirms[own], *summary.rest) if ours else summary.rest
     differ = summary.on_wire.items() - held.items()
     place = summary.place
     sources = sorted((source for source, _ in differ), key=place.__getitem__)

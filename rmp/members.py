@@ -66,10 +66,7 @@ class Members:
             if s.stations.get(station.ident) is not station:
                 continue
             if now >= station.last_heard + s.params.forget_after:
-                s.stations.remove(station.ident)
-                self._forgotten(station.ident)
-                self._report_unrecovered(station)
-                s.upper.member_changed(station.ident, MemberState.LEFT)
+                self._forget(station)
             elif (
                 now >= station.last_heard + s.params.suspect_after
                 and station.state is MemberState.ACTIVE
@@ -80,11 +77,14 @@ class Members:
     def farewell(self, station: Station) -> None:
         """``station`` said it leaves (its farewell, rmp/remind.py) and holds nothing we
         lack: forgotten at once, as silence would have it after ``forget_after``."""
+        if self._s.stations.get(station.ident) is station:
+            self._forget(station)
+
+    def _forget(self, station: Station) -> None:
         s = self._s
-        if s.stations.get(station.ident) is not station:
-            return
         s.stations.remove(station.ident)
         self._forgotten(station.ident)
+        self._report_unrecovered(station)  # nothing after a farewell: we lacked none of it
         s.upper.member_changed(station.ident, MemberState.LEFT)
 
     def _report_unrecovered(self, station: Station) -> None:

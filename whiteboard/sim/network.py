@@ -318,17 +318,11 @@ class SimNetwork:
             if type(action) is _Fanout:
                 # One multicast datagram's arrivals at one instant: each is an event as if
                 # queued alone (the same order, the same count, ``stop`` after each).
-                stats = self.stats
                 receivers, data, source = action.receivers, action.data, action.source
                 while action.next < len(receivers):
                     receiver, incarnation = receivers[action.next]
                     action.next += 1
-                    driver = receiver.driver
-                    if not receiver.up or receiver.incarnation != incarnation or driver is None:
-                        stats.crash_drops += 1
-                    else:
-                        stats.datagrams_delivered += 1
-                        driver.datagram_received(data, source)
+                    self._arrive(receiver, incarnation, data, source)
                     self.events_processed += 1
                     if stop is not None and stop():
                         if action.next < len(receivers):  # the rest, later
@@ -442,16 +436,13 @@ class SimNetwork:
         observers), with the arrivals queued as one entry: ``run`` takes them one by one, so
         the events, their order and their count are those of one entry each (issue 18: the
         queue's work per arrival was a tenth of a 100-member run)."""
-        link, rng, stats = self.impairment, self._rng, self.stats
+        link = self.impairment
         loss = link.loss
         receivers: list[tuple[SimStation, int]] = []
         for receiver in self.stations:
             if receiver is sender or not receiver.up:
                 continue
-            if loss and rng.random() < loss:
-                stats.losses_injected += 1
-                for observer in self.drop_observers:
-                    observer(sender.index, receiver.index, data)
+            if loss and self._lost(sender, receiver, loss, data):
                 continue
             receivers.append((receiver, receiver.incarnation))
         if receivers:
@@ -464,10 +455,7 @@ class SimNetwork:
             return
         link = self._links.get((sender.index, receiver.index), self.impairment)
         rng = self._rng
-        if link.loss and rng.random() < link.loss:
-            self.stats.losses_injected += 1
-            for observer in self.drop_observers:
-                observer(sender.index, receiver.index, data)
+        if link.loss and self._lost(sender, receiver, link.loss, data):
             return
         delay = link.delay_ms + (rng.random() * link.jitter_ms if link.jitter_ms else 0.0)
         if link.reorder and rng.random() < link.reorder:
@@ -479,17 +467,31 @@ class SimNetwork:
             extra = rng.random() * max(link.jitter_ms, 1.0)
             self._arrive_later(sender, receiver, data, self.now + (delay + extra) / 1000.0)
 
+    def _lost(self, sender: SimStation, receiver: SimStation, loss: float, data: bytes) -> bool:
+        """One draw of ``loss`` on the link from ``sender`` to ``receiver``; a loss is
+        counted and told to the drop observers."""
+        if self._rng.random() >= loss:
+            return False
+        self.stats.losses_injected += 1
+        for observer in self.drop_observers:
+            observer(sender.index, receiver.index, data)
+        return True
+
     def _arrive_later(
         self, sender: SimStation, receiver: SimStation, data: bytes, when: float
     ) -> None:
         incarnation = receiver.incarnation
         source = sender.address
+        self.schedule(when, lambda: self._arrive(receiver, incarnation, data, source))
 
-        def arrive() -> None:
-            if not receiver.up or receiver.incarnation != incarnation or receiver.driver is None:
-                self.stats.crash_drops += 1
-                return
-            self.stats.datagrams_delivered += 1
-            receiver.driver.datagram_received(data, source)
-
-        self.schedule(when, arrive)
+    def _arrive(
+        self, receiver: SimStation, incarnation: int, data: bytes, source: Address
+    ) -> None:
+        """A datagram reaches ``receiver``, unless its host went down or restarted since it
+        was sent."""
+        driver = receiver.driver
+        if not receiver.up or receiver.incarnation != incarnation or driver is None:
+            self.stats.crash_drops += 1
+            return
+        self.stats.datagrams_delivered += 1
+        driver.datagram_received(data, source)
